@@ -1,0 +1,193 @@
+"""Connect-Four games as PGN, in the form cutechess writes for its ``cfour`` variant.
+
+cutechess' layout is kept so that its tools (and anything that reads its PGN)
+can load our games: the seven-tag roster first, then the other tags in
+alphabetical order (``Variant "cfour"`` among them), moves as drops ``P@d1``
+with move numbers, after each engine move a comment ``{+0.35/12 0.103s}``
+(score from the mover's side in hundredths, ``+M3`` for a mate in 3, the depth,
+the time the move took), and the reason the game ended as a last comment before
+the result, with a ``Termination`` tag.
+
+Games that begin with an opening are written from the empty board, the opening
+moves marked ``{book}``, as cutechess does for openings taken from a PGN book,
+rather than from a ``SetUp``/``FEN`` of the position after them (what cutechess
+does for EPD books).  The moves keep what a FEN loses: the order the opening
+was played in, the whole game as one Pons digit string, and a ``PlyCount`` that
+counts the whole game; and every game of a match starts from the same position,
+which is what the engines were told (``position startpos moves ...``).  A game
+that really starts from a set-up position carries ``SetUp``/``FEN``, and the
+reader follows a ``FEN`` tag in PGN written by cutechess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .board import Position, RulesError
+from .engine_client import Score
+from .notation import format_move, parse_fen, parse_move
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+BOOK = "book"
+LINE_WIDTH = 80  # cutechess wraps movetext below 80 columns
+
+
+@dataclass(frozen=True)
+class PgnMove:
+    """A move (0-based column) and its comment: ``book``, ``+0.35/12 0.103s`` or empty."""
+
+    col: int
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class PgnGame:
+    """One game as PGN holds it."""
+
+    white: str
+    black: str
+    result: str
+    moves: tuple[PgnMove, ...] = ()
+    round: str = "?"
+    event: str = "?"
+    site: str = "?"
+    date: str = "????.??.??"
+    termination: str = "normal"
+    result_comment: str = ""
+    time_control: str | None = None
+    start_fen: str | None = None
+
+    def start_position(self) -> Position:
+        return parse_fen(self.start_fen) if self.start_fen else Position()
+
+    def final_position(self) -> Position:
+        return self.start_position().play_all([m.col for m in self.moves])
+
+
+def move_comment(score: Score | None, depth: int | None, seconds: float) -> str:
+    """cutechess' comment for an engine move: ``+0.35/12 0.103s``, ``-M4/9 0.020s``,
+    or only the time when the engine reported no score."""
+    timing = f"{seconds:.3f}s"
+    if score is None:
+        return timing
+    if score.kind == "mate":
+        sign = "-" if score.value < 0 else "+"
+        value = f"{sign}M{abs(score.value)}"
+    else:
+        value = f"{score.value / 100:+.2f}" if score.value else "0.00"
+    return f"{value}/{depth or 0} {timing}"
+
+
+def write_game(game: PgnGame) -> str:
+    """The game as PGN text, ending with a blank line so that games can be appended."""
+    roster = [("Event", game.event), ("Site", game.site), ("Date", game.date),
+              ("Round", game.round), ("White", game.white), ("Black", game.black),
+              ("Result", game.result)]
+    extra = {"PlyCount": str(len(game.moves)), "Termination": game.termination,
+             "Variant": "cfour"}
+    if game.time_control:
+        extra["TimeControl"] = game.time_control
+    if game.start_fen:
+        extra.update(SetUp="1", FEN=game.start_fen)
+    tags = "".join(f'[{name} "{_escape(value)}"]\n' for name, value in roster + sorted(extra.items()))
+    return f"{tags}\n{_wrap(_movetext_units(game))}\n\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _movetext_units(game: PgnGame) -> list[str]:
+    """Each move with its number and comment, then the final comment and result."""
+    pos = game.start_position()
+    units = []
+    for i, move in enumerate(game.moves):
+        number = pos.stones // 2 + 1
+        prefix = f"{number}. " if pos.side_to_move == 0 else (f"{number}... " if i == 0 else "")
+        comment = f" {{{move.comment}}}" if move.comment else ""
+        units.append(f"{prefix}{format_move(move.col, pos, drops=True)}{comment}")
+        pos = pos.play(move.col)
+    ending = f"{{{game.result_comment}}} " if game.result_comment else ""
+    units.append(ending + game.result)
+    return units
+
+
+def _wrap(units: list[str]) -> str:
+    """Units joined by spaces, a new line started before one would reach LINE_WIDTH."""
+    lines = [""]
+    for unit in units:
+        if lines[-1] and len(lines[-1]) + 1 + len(unit) >= LINE_WIDTH:
+            lines.append(unit)
+        else:
+            lines[-1] = f"{lines[-1]} {unit}" if lines[-1] else unit
+    return "\n".join(lines)
+
+
+_TOKEN = re.compile(r"""
+      \[\s*(?P<tag>\w+)\s+"(?P<value>(?:[^"\\]|\\.)*)"\s*\]
+    | \{(?P<comment>[^}]*)\}
+    | ;[^\n]*
+    | (?P<result>1-0|0-1|1/2-1/2|\*)
+    | \d+\.(?:\.\.)?
+    | \$\d+
+    | (?P<move>[^\s\[\]{};]+)
+""", re.VERBOSE)
+
+
+@dataclass
+class _GameBuilder:
+    """Collects one game's tags, moves and comments while the reader scans."""
+
+    tags: dict[str, str] = field(default_factory=dict)
+    moves: list[PgnMove] = field(default_factory=list)
+    pos: Position | None = None
+    ending: list[str] = field(default_factory=list)
+
+    def add_move(self, token: str) -> None:
+        if self.pos is None:
+            fen = self.tags.get("FEN")
+            self.pos = parse_fen(fen) if fen else Position()
+        try:
+            col = parse_move(token, self.pos)
+            self.pos = self.pos.play(col)
+        except RulesError as err:
+            raise ValueError(f"game '{self.tags.get('White', '?')}' vs "
+                             f"'{self.tags.get('Black', '?')}': move {len(self.moves) + 1} "
+                             f"'{token}': {err}") from None
+        self.moves.append(PgnMove(col))
+
+    def add_comment(self, text: str) -> None:
+        """A move's first comment is its own; any further one describes the ending."""
+        if self.moves and not self.moves[-1].comment and not self.ending:
+            self.moves[-1] = PgnMove(self.moves[-1].col, text.strip())
+        else:
+            self.ending.append(text.strip())
+
+    def build(self, marker: str) -> PgnGame:
+        t = self.tags
+        return PgnGame(
+            white=t.get("White", "?"), black=t.get("Black", "?"),
+            result=t.get("Result", marker), moves=tuple(self.moves),
+            round=t.get("Round", "?"), event=t.get("Event", "?"), site=t.get("Site", "?"),
+            date=t.get("Date", "????.??.??"), termination=t.get("Termination", "normal"),
+            result_comment=" ".join(self.ending), time_control=t.get("TimeControl"),
+            start_fen=t.get("FEN"))
+
+
+def read_games(text: str) -> list[PgnGame]:
+    """Every game of a PGN text; moves are checked against the rules (ValueError
+    names the game and the move that is wrong)."""
+    games = []
+    builder = _GameBuilder()
+    for token in _TOKEN.finditer(text):
+        if token["tag"]:
+            builder.tags[token["tag"]] = re.sub(r"\\(.)", r"\1", token["value"])
+        elif token["comment"] is not None:
+            builder.add_comment(token["comment"])
+        elif token["result"]:
+            games.append(builder.build(token["result"]))
+            builder = _GameBuilder()
+        elif token["move"]:
+            builder.add_move(token["move"])
+    return games
