@@ -1,0 +1,263 @@
+"""The referee: scheduling, judging misbehaving engines, statistics, PGN, command line.
+
+Most matches here use two tiny engines written in plain Python (simple_engine.py,
+misbehaving_engine.py) that start in milliseconds; the matches between real
+c4engine processes run once ``python -m c4engine`` exists."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from c4engine.match import (EngineSpec, MatchConfig, TimeControl, builtin_openings,
+                            match_command, read_openings, run_match, schedule)
+from c4engine.match_stats import SprtParams
+from c4engine.pgn import read_games
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
+SIMPLE_LAST = f"{SIMPLE} last"
+REAL = f"{sys.executable} -m c4engine"
+# The last two moves of this game go into column 4, which alone has room left,
+# and the board fills without a four: a draw whoever plays it.
+DRAWN_OPENING = "5471256622612712662157437715763153533344"
+
+
+def misbehaving(mode: str) -> str:
+    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode}"
+
+
+def config(first: str, second: str, **changes) -> MatchConfig:
+    fields = dict(engines=(EngineSpec(first), EngineSpec(second)),
+                  openings=builtin_openings()[:2], games=4, depth=1, concurrency=2)
+    fields.update(changes)
+    return MatchConfig(**fields)
+
+
+def play(cfg: MatchConfig):
+    lines: list[str] = []
+    report = run_match(cfg, lines.append)
+    return report, lines
+
+
+# -- openings and schedule ------------------------------------------------
+
+
+def test_builtin_openings_are_the_2_ply_positions_up_to_mirroring():
+    openings = builtin_openings()
+    assert len(openings) == 25
+    assert all(len(o) == 2 for o in openings)
+    mirrored = {"".join(str(8 - int(c)) for c in o) for o in openings}
+    assert len(set(openings) | mirrored) == 49
+
+
+def test_schedule_plays_each_opening_with_both_colours():
+    specs = schedule(["11", "44", "35"], 7, "sequential", None)
+    assert [(s.round, s.opening, s.white) for s in specs] == [
+        (1, "11", 0), (1, "11", 1), (2, "44", 0), (2, "44", 1),
+        (3, "35", 0), (3, "35", 1), (4, "11", 0)]
+
+
+def test_random_order_is_a_seeded_permutation_per_pass():
+    openings = [str(d) * 2 for d in range(1, 8)]
+    first = [s.opening for s in schedule(openings, 28, "random", 5)][::2]
+    assert first == [s.opening for s in schedule(openings, 28, "random", 5)][::2]
+    assert sorted(first[:7]) == sorted(openings) == sorted(first[7:])
+    assert first[:7] != openings
+
+
+def test_read_openings(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("# suite\n44\n\n4453  # comment\n")
+    assert read_openings(good) == ("44", "4453")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("44\n4480\n")
+    with pytest.raises(Exception, match=r"bad.txt:2: opening '4480'"):
+        read_openings(bad)
+    over = tmp_path / "over.txt"
+    over.write_text("1212121\n")
+    with pytest.raises(Exception, match="already over"):
+        read_openings(over)
+
+
+# -- games between well-behaved engines -----------------------------------
+
+
+def test_games_are_refereed_by_the_rules(tmp_path):
+    pgn = tmp_path / "games.pgn"
+    report, lines = play(config(SIMPLE, SIMPLE_LAST, openings=("11", "12", "13"), games=6,
+                                pgn_path=pgn))
+    assert len(report.tally.outcomes) == 6 and len(lines) == 6
+    games = read_games(pgn.read_text())
+    assert sorted(int(g.round) for g in games) == [1, 1, 2, 2, 3, 3]
+    for game in games:
+        final = game.final_position()
+        assert game.termination == "normal"
+        assert final.last_mover_won()
+        assert game.result == ("1-0" if final.side_to_move == 1 else "0-1")
+        assert [m.comment for m in game.moves[:2]] == ["book", "book"]
+        assert all(m.comment.startswith("0.00/1 ") for m in game.moves[2:])
+
+
+def test_full_board_is_a_draw():
+    report, _ = play(config(SIMPLE, SIMPLE_LAST, openings=(DRAWN_OPENING,), games=2))
+    for outcome in report.tally.outcomes:
+        assert outcome.pgn.result == "1/2-1/2"
+        assert outcome.pgn.result_comment == "Draw by full board"
+        assert outcome.pgn.final_position().stones == 42
+    assert report.tally.wdl() == (0, 2, 0)
+
+
+# -- misbehaving engines lose, the match goes on --------------------------
+
+
+MISBEHAVIOURS = [
+    ("crash", dict(), "abandoned", "disconnects (simple-2 exited with code 3"),
+    ("illegal", dict(), "illegal move", "makes an illegal move: P@"),
+    ("stall", dict(stall_timeout=0.3), "stalled connection", "connection stalls"),
+    ("late", dict(depth=None, movetime=50, timemargin=30), "time forfeit", "loses on time"),
+    ("late", dict(depth=None, tc=TimeControl(150, 10)), "time forfeit", "loses on time"),
+]
+
+
+@pytest.mark.parametrize("mode, changes, termination, words", MISBEHAVIOURS)
+def test_misbehaving_engine_loses_every_game(mode, changes, termination, words):
+    report, lines = play(config(SIMPLE, misbehaving(mode), **changes))
+    outcomes = report.tally.outcomes
+    assert len(outcomes) == 4 and len(lines) == 4
+    for outcome in outcomes:
+        assert outcome.forfeit == 1
+        assert outcome.points == 1.0
+        assert outcome.pgn.termination == termination
+        assert words in outcome.pgn.result_comment
+    assert report.tally.forfeits(1) == {termination: 4}
+    assert not report.tally.forfeits(0)
+
+
+def test_crash_message_carries_the_engines_last_words():
+    report, _ = play(config(misbehaving("crash"), SIMPLE, games=1, concurrency=1))
+    assert "crashing on purpose" in report.tally.outcomes[0].pgn.result_comment
+
+
+def test_sprt_stops_the_match_when_it_decides():
+    sprt = SprtParams(0, 200, model="logistic")  # 8 won pairs take the LLR past 2.94
+    report, _ = play(config(SIMPLE, misbehaving("illegal"), openings=builtin_openings(),
+                            games=40, concurrency=1, sprt=sprt))
+    assert report.tally.decision() == "H1"
+    assert len(report.tally.outcomes) == 16
+    summary = "\n".join(report.tally.summary_lines(report.scheduled))
+    assert "H1 was accepted" in summary and "16 of 40 games finished." in summary
+
+
+# -- the command line -----------------------------------------------------
+
+
+def run_cli(*args: str):
+    return CliRunner().invoke(match_command, list(args))
+
+
+def test_cli_match_with_names_options_and_pgn(tmp_path):
+    pgn = tmp_path / "m.pgn"
+    result = run_cli("--engine", SIMPLE, "--name", "First", "--option", "Hash=16",
+                     "--engine", misbehaving("illegal"), "--name", "Cheat",
+                     "--rounds", "2", "--tc", "5+0.05", "--pgn", str(pgn),
+                     "--sprt", "elo0=0 elo1=10 alpha=0.05 beta=0.05")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "Score of First vs Cheat: 4 - 0 - 0  [1.000] 4" in out
+    assert "Elo difference: inf +/- " in out
+    assert "Ptnml(0-2): [0, 0, 0, 0, 2]" in out
+    assert "SPRT (normalized, pentanomial)" in out and "lbound -2.94, ubound 2.94" in out
+    assert "Forfeits by Cheat: 4 (illegal move 4)" in out
+    assert "4 of 4 games finished." in out
+    assert "warning: First does not list an option 'Hash'" in result.stderr
+    assert result.stderr.count("Finished game") == 4
+    games = read_games(pgn.read_text())
+    assert {g.time_control for g in games} == {"5+0.05"}
+    assert {(g.white, g.black) for g in games} == {("First", "Cheat"), ("Cheat", "First")}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", SIMPLE, "--depth", "1"], "exactly two --engine"),
+    (["--name", "X", "--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1"], "after its --engine"),
+    (["--engine", SIMPLE, "--option", "Hash", "--engine", SIMPLE, "--depth", "1"], "NAME=VALUE"),
+    (["--engine", SIMPLE, "--engine", SIMPLE], "give a limit"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--games", "2", "--rounds", "1"],
+     "not both"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "fast"], "SECONDS[+INCREMENT]"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=5 elo1=1"],
+     "elo0 must be less"),
+])
+def test_cli_usage_errors(args, message):
+    result = run_cli(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+@pytest.mark.parametrize("command, message", [
+    ("/nonexistent/engine", "cannot start '/nonexistent/engine'"),
+    (misbehaving("silent"), "no uciok within 0.5 s"),
+    (f"{sys.executable} -c pass", "exited with code 0"),
+])
+def test_cli_engine_that_does_not_start_is_an_error_before_any_game(tmp_path, command, message):
+    pgn = tmp_path / "none.pgn"
+    result = run_cli("--engine", SIMPLE, "--engine", command, "--depth", "1",
+                     "--handshake-timeout", "0.5", "--concurrency", "2", "--pgn", str(pgn))
+    assert result.exit_code == 1
+    assert "cannot start the match" in result.output and message in result.output
+    assert "Finished game" not in result.output
+    assert not pgn.exists()
+
+
+# -- real engines -----------------------------------------------------------
+
+
+def real_engine_available() -> bool:
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("c4engine.__main__", "c4engine.protocol"))
+
+
+real_engine = pytest.mark.skipif(not real_engine_available(),
+                                 reason="python -m c4engine does not exist yet")
+
+
+@pytest.fixture
+def importable_repo(monkeypatch):
+    """Let ``python -m c4engine`` find this checkout whatever the working directory."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    monkeypatch.setenv("PYTHONPATH", path)
+
+
+@real_engine
+def test_real_engines_play_clean_games(tmp_path, importable_repo):
+    pgn = tmp_path / "real.pgn"
+    report, _ = play(config(REAL, REAL, openings=("44", "35"), depth=2, pgn_path=pgn))
+    assert len(report.tally.outcomes) == 4
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+    for game in read_games(pgn.read_text()):
+        final = game.final_position()
+        assert final.is_over()
+        assert game.result == ("1/2-1/2" if not final.last_mover_won()
+                               else "1-0" if final.side_to_move == 1 else "0-1")
+
+
+@real_engine
+def test_real_engine_beats_the_first_column_player(importable_repo):
+    report, _ = play(config(REAL, SIMPLE, openings=("44", "35"), depth=4))
+    assert not report.tally.forfeits(0)
+    wins, draws, losses = report.tally.wdl()
+    assert wins >= 3 and losses == 0
+
+
+@real_engine
+def test_real_engines_keep_to_a_clock(importable_repo):
+    report, _ = play(config(REAL, REAL, openings=("44",), games=2, depth=None,
+                            tc=TimeControl(2000, 50)))
+    assert len(report.tally.outcomes) == 2
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)

@@ -1,0 +1,99 @@
+"""PGN in cutechess' cfour form: writing, reading back, and reading cutechess' own."""
+
+from __future__ import annotations
+
+import pytest
+
+from c4engine.engine_client import Score
+from c4engine.notation import parse_digits
+from c4engine.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+
+
+def sample_game(**changes) -> PgnGame:
+    pos = parse_digits("445544332")  # White completes the bottom row with b1
+    comments = [BOOK, BOOK, "+0.35/12 0.103s", "-M4/9 0.020s", "0.00/3 1.500s",
+                "+1.20/5 0.001s", "+M2/7 0.050s", "-M1/7 0.049s", "+M1/7 0.002s"]
+    fields = dict(white='Engine "A"', black="B\\C", result="1-0",
+                  moves=tuple(PgnMove(c, k) for c, k in zip(pos.history, comments)),
+                  round="7", event="c4engine match", date="2024.05.06",
+                  termination="normal", result_comment="White wins", time_control="10+0.1")
+    fields.update(changes)
+    return PgnGame(**fields)
+
+
+def test_move_comments_in_cutechess_form():
+    assert move_comment(Score("cp", 35), 12, 0.1034) == "+0.35/12 0.103s"
+    assert move_comment(Score("cp", -120), 5, 2.0) == "-1.20/5 2.000s"
+    assert move_comment(Score("cp", 0), 3, 0.0) == "0.00/3 0.000s"
+    assert move_comment(Score("mate", 3), 12, 0.5) == "+M3/12 0.500s"
+    assert move_comment(Score("mate", -4), 9, 0.5) == "-M4/9 0.500s"
+    assert move_comment(None, None, 0.25) == "0.250s"
+
+
+def test_written_layout():
+    text = write_game(sample_game())
+    head, body = text.split("\n\n", 1)
+    assert head.splitlines() == [
+        '[Event "c4engine match"]', '[Site "?"]', '[Date "2024.05.06"]', '[Round "7"]',
+        '[White "Engine \\"A\\""]', '[Black "B\\\\C"]', '[Result "1-0"]', '[PlyCount "9"]',
+        '[Termination "normal"]', '[TimeControl "10+0.1"]', '[Variant "cfour"]']
+    assert body.startswith("1. P@d1 {book} P@d2 {book} 2. P@e1 {+0.35/12 0.103s} P@e2")
+    assert body.rstrip().endswith("5. P@b1 {+M1/7 0.002s} {White wins} 1-0")
+    assert all(len(line) < 80 for line in body.splitlines())
+    assert text.endswith("\n\n")
+
+
+def test_round_trip():
+    game = sample_game()
+    assert read_games(write_game(game)) == [game]
+
+
+def test_round_trip_of_several_games_and_forfeits():
+    games = [sample_game(),
+             sample_game(result="0-1", termination="illegal move", moves=sample_game().moves[:3],
+                         result_comment="Black makes an illegal move: P@a3 (rank 1)"),
+             sample_game(result="1/2-1/2", time_control=None, result_comment="")]
+    assert read_games("".join(write_game(g) for g in games)) == games
+
+
+def test_game_from_a_set_up_position():
+    start = "7/7/7/7/3p3/3PP2[PPPPPPPPPPPPPPPPPPPpppppppppppppppppppp] b - - 0 2"
+    game = PgnGame("A", "B", "*", (PgnMove(4, "0.00/1 0.010s"), PgnMove(2, "0.00/1 0.010s")),
+                   start_fen=start)
+    text = write_game(game)
+    assert '[SetUp "1"]' in text and f'[FEN "{start}"]' in text
+    assert "2... P@e2 {0.00/1 0.010s} 3. P@c1" in text
+    assert read_games(text) == [game]
+
+
+def test_reads_cutechess_output():
+    # As cutechess-cli 1.x writes a cfour game that started from an EPD position.
+    text = """[Event "?"]
+[Site "?"]
+[Date "2024.01.01"]
+[Round "1"]
+[White "fsf"]
+[Black "c4engine"]
+[Result "0-1"]
+[FEN "7/7/7/7/7/3P3[PPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] b - - 0 1"]
+[GameDuration "00:00:01"]
+[PlyCount "3"]
+[SetUp "1"]
+[Termination "time forfeit"]
+[TimeControl "1+0.01"]
+[Variant "cfour"]
+
+1... P@d2 {-0.15/10 0.101s} 2. P@c1 {+0.20/11 0.098s} P@c2 {-0.10/10 0.100s}
+{White loses on time} 0-1
+"""
+    [game] = read_games(text)
+    assert [m.col for m in game.moves] == [3, 2, 2]
+    assert game.termination == "time forfeit"
+    assert game.result_comment == "White loses on time"
+    assert game.final_position().stones == 4
+
+
+def test_reader_refuses_an_illegal_move():
+    text = '[White "A"]\n[Black "B"]\n[Result "*"]\n\n1. P@d1 {x} P@d3 {y} *\n'
+    with pytest.raises(ValueError, match="move 2 'P@d3'"):
+        read_games(text)
