@@ -18,7 +18,8 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable, Iterator, Sequence
+from typing import IO
+from collections.abc import Callable, Iterator, Sequence
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`
@@ -126,7 +127,7 @@ def parse_info(line: str) -> SearchInfo:
     return SearchInfo(**found)  # type: ignore[arg-type]
 
 
-def _pump(stream, sink: Callable[[str | None], None]) -> None:
+def _pump(stream: IO[str], sink: Callable[[str | None], None]) -> None:
     """Feed each line of ``stream`` to ``sink``, then None at end of file."""
     with stream:
         for line in stream:
@@ -180,9 +181,11 @@ class EngineClient:
         lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
         stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
         self._lines, self._stderr, self._eof, self.options = lines, stderr, False, {}
-        self._spawn_reader(self._process.stdout, lambda line: self._on_stdout(lines, line))
-        self._stderr_reader = self._spawn_reader(
-            self._process.stderr, lambda line: self._on_stderr(stderr, line))
+        out, errors = self._process.stdout, self._process.stderr
+        assert out is not None and errors is not None  # both were asked for as pipes
+        self._spawn_reader(out, lambda line: self._on_stdout(lines, line))
+        self._stderr_reader = self._spawn_reader(errors,
+                                                 lambda line: self._on_stderr(stderr, line))
         self.send("uci")
         for _, line in self._read_until("uciok", timeout):
             self._learn(line)
@@ -264,16 +267,16 @@ class EngineClient:
         an empty ``bestmove``, which the caller judges like any other illegal move."""
         sent = time.monotonic()  # the clock runs from sending, as in cutechess
         self.send(limits.go_command())
+        *before, (arrived, last) = self._read_until("bestmove", timeout)
         info = SearchInfo()
-        stamp, words = sent, []
-        for stamp, line in self._read_until("bestmove", timeout):
-            words = line.split()
-            if words[:1] == ["info"]:
+        for _, line in before:
+            if line.split()[:1] == ["info"]:
                 try:
                     info = info.merged(parse_info(line))
                 except ValueError:
                     pass  # one garbled info line does not void the move
-        return SearchResult(words[1] if len(words) > 1 else "", info, stamp - sent)
+        words = last.split()
+        return SearchResult(words[1] if len(words) > 1 else "", info, arrived - sent)
 
     def stop(self) -> None:
         self.send("stop")
@@ -331,7 +334,8 @@ class EngineClient:
         tail = " | ".join(self._stderr)
         return EngineDied(f"{self.name} {how}" + (f" (stderr: {tail})" if tail else ""))
 
-    def _spawn_reader(self, stream, sink: Callable[[str | None], None]) -> threading.Thread:
+    def _spawn_reader(self, stream: IO[str],
+                      sink: Callable[[str | None], None]) -> threading.Thread:
         thread = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
                                   name=f"{self.name}-reader")
         thread.start()

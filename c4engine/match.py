@@ -19,10 +19,10 @@ import itertools
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import click
 
@@ -219,6 +219,23 @@ class Player:
 # -- one game -------------------------------------------------------------
 
 
+class Clocks:
+    """Both sides' time left under a time control, kept by the referee from its
+    own measurements (what the engines think of their time does not count)."""
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        self.left_ms = [float(tc.base_ms), float(tc.base_ms)]
+
+    def charge(self, colour: int, elapsed_ms: float) -> None:
+        """Take a move's time off, then add the increment (a margin used is forgiven)."""
+        self.left_ms[colour] = max(0.0, self.left_ms[colour] - elapsed_ms) + self.tc.inc_ms
+
+    def go_fields(self) -> dict[str, int]:
+        return dict(wtime=int(self.left_ms[0]), btime=int(self.left_ms[1]),
+                    winc=self.tc.inc_ms, binc=self.tc.inc_ms)
+
+
 class Game:
     """Plays one game between two prepared players (indexed by colour)."""
 
@@ -228,8 +245,7 @@ class Game:
         self.config = config
         self.pos = parse_digits(spec.opening)
         self.moves = [PgnMove(col, BOOK) for col in self.pos.history]
-        tc = config.tc
-        self.clock_ms = [float(tc.base_ms), float(tc.base_ms)] if tc else None
+        self.clocks = Clocks(config.tc) if config.tc else None
 
     def play(self) -> _Ending:
         for colour, player in enumerate(self.seats):
@@ -268,9 +284,8 @@ class Game:
         if allowed is not None and elapsed_ms > allowed + self.config.timemargin:
             return _forfeit(colour, "time forfeit", f"{{side}} loses on time "
                             f"({elapsed_ms:.0f} ms, {allowed:.0f} allowed)")
-        if self.clock_ms is not None and self.config.tc is not None:
-            self.clock_ms[colour] = max(0.0, self.clock_ms[colour] - elapsed_ms) \
-                + self.config.tc.inc_ms
+        if self.clocks:
+            self.clocks.charge(colour, elapsed_ms)
         try:
             col = parse_move(reply.bestmove, self.pos)
             self.pos = self.pos.play(col)
@@ -284,16 +299,13 @@ class Game:
     def _allowed_ms(self, colour: int) -> float | None:
         """The time the side to move may use, or None when only depth/nodes limit it."""
         limits = [t for t in (self.config.movetime,
-                              self.clock_ms[colour] if self.clock_ms else None)
+                              self.clocks.left_ms[colour] if self.clocks else None)
                   if t is not None]
         return min(limits) if limits else None
 
     def _limits(self) -> Limits:
         cfg = self.config
-        clocks = {}
-        if self.clock_ms is not None and cfg.tc is not None:
-            clocks = dict(wtime=int(self.clock_ms[0]), btime=int(self.clock_ms[1]),
-                          winc=cfg.tc.inc_ms, binc=cfg.tc.inc_ms)
+        clocks = self.clocks.go_fields() if self.clocks else {}
         return Limits(movetime=cfg.movetime, depth=cfg.depth, nodes=cfg.nodes, **clocks)
 
 
@@ -316,7 +328,7 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
         result_comment=ending.description, time_control=str(config.tc) if config.tc else None)
     white_points = {"1-0": 1.0, "0-1": 0.0}.get(ending.result, 0.5)
     points = white_points if spec.white == 0 else 1.0 - white_points
-    forfeit = None if ending.loser is None else (spec.white if ending.loser == 0 else 1 - spec.white)
+    forfeit = None if ending.loser is None else spec.white ^ ending.loser  # colour -> engine
     return GameOutcome(spec, record, points, forfeit)
 
 
@@ -358,9 +370,9 @@ class Tally:
 
     def score_line(self) -> str:
         """cutechess' ``Score of A vs B: W - L - D [score] N``."""
-        w, d, l = self.wdl()
-        return (f"Score of {self.names[0]} vs {self.names[1]}: {w} - {l} - {d}  "
-                f"[{score(w, d, l):.3f}] {w + d + l}")
+        wins, draws, losses = self.wdl()
+        return (f"Score of {self.names[0]} vs {self.names[1]}: {wins} - {losses} - {draws}  "
+                f"[{score(wins, draws, losses):.3f}] {wins + draws + losses}")
 
     def progress_line(self, outcome: GameOutcome) -> str:
         pgn = outcome.pgn
@@ -373,8 +385,8 @@ class Tally:
         return line
 
     def summary_lines(self, scheduled: int) -> list[str]:
-        w, d, l = self.wdl()
-        elo = elo_estimate(w, d, l)
+        wins, draws, losses = self.wdl()
+        elo = elo_estimate(wins, draws, losses)
         penta = self.pentanomial()
         lines = [self.score_line()]
         for engine, colour in ((0, "White"), (1, "Black")):
@@ -382,15 +394,17 @@ class Tally:
             lines.append(f"...      {self.names[0]} playing {colour}: {cw} - {cl} - {cd}  "
                          f"[{score(cw, cd, cl):.3f}] {cw + cd + cl}")
         lines.append(f"Elo difference: {elo.diff:.1f} +/- {elo.margin:.1f}, "
-                     f"LOS: {100 * los(w, l):.1f} %, DrawRatio: {100 * draw_ratio(w, d, l):.1f} %")
+                     f"LOS: {100 * los(wins, losses):.1f} %, "
+                     f"DrawRatio: {100 * draw_ratio(wins, draws, losses):.1f} %")
         lines.append(f"Ptnml(0-2): {list(penta.by_score())} "
                      f"(pairs LL, LD, WL+DD, WD, WW; WL {penta.wl}, DD {penta.dd})")
         lines += self._sprt_lines()
         for engine in (0, 1):
             reasons = self.forfeits(engine)
             if reasons:
-                detail = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
-                lines.append(f"Forfeits by {self.names[engine]}: {sum(reasons.values())} ({detail})")
+                detail = ", ".join(f"{why} {count}" for why, count in sorted(reasons.items()))
+                lines.append(f"Forfeits by {self.names[engine]}: "
+                             f"{sum(reasons.values())} ({detail})")
         lines.append(f"{len(self.outcomes)} of {scheduled} games finished.")
         return lines
 
@@ -459,6 +473,7 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
     try:
         runner.run(pairs)
     finally:
+        runner.stopped.set()  # on Ctrl-C: no new games while the engines are ended
         for pair in pairs:
             for player in pair:
                 player.close()
@@ -542,7 +557,7 @@ def parse_sprt(text: str) -> SprtParams:
         except ValueError:
             raise click.BadParameter(f"'{word}': not a number", param_hint="--sprt") from None
     try:
-        return SprtParams(**values)  # type: ignore[arg-type]
+        return SprtParams(**values)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--sprt") from None
 
@@ -636,7 +651,7 @@ def _echo_err(line: str) -> None:
               help="Append the games to this PGN file.")
 @click.option("--debug", is_flag=True, help="Print all engine traffic on stderr.")
 @click.pass_context
-def match_command(ctx: click.Context, tc: str | None, movetime: int | None, depth: int | None,
+def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, depth: int | None,
                   nodes: int | None, timemargin: int, stall_timeout: float,
                   handshake_timeout: float, openings: Path | None, order: str, seed: int | None,
                   games: int | None, rounds: int | None, concurrency: int, sprt: str | None,
@@ -647,6 +662,8 @@ def match_command(ctx: click.Context, tc: str | None, movetime: int | None, dept
         raise click.UsageError(f"give exactly two --engine options, not {len(specs)}")
     if not (tc or movetime or depth or nodes):
         raise click.UsageError("give a limit: --tc, --movetime, --depth or --nodes")
+    if pgn_path and not pgn_path.resolve().parent.is_dir():
+        raise click.BadParameter(f"no directory for '{pgn_path}'", param_hint="--pgn")
     suite = read_openings(openings) if openings else builtin_openings()
     config = MatchConfig(
         engines=(specs[0], specs[1]), openings=suite,

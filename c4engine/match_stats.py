@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
+from collections.abc import Sequence
 
 NELO_SCALE = 800.0 / math.log(10.0)  # normalized Elo per unit of t = (score - 0.5) / sigma
 PENTA_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # mean score of a pair: LL, LD, WL/DD, WD, WW
@@ -133,7 +133,7 @@ def pentanomial(pairs: Sequence[tuple[float, float]]) -> Pentanomial:
             (0.5, 0.5): "dd", (0.0, 0.5): "ld", (0.0, 0.0): "ll"}
     counts = dict.fromkeys(keys.values(), 0)
     for first, second in pairs:
-        counts[keys[tuple(sorted((first, second)))]] += 1
+        counts[keys[(min(first, second), max(first, second))]] += 1
     return Pentanomial(**counts)
 
 
@@ -182,7 +182,7 @@ def _llr(scores: Sequence[float], counts: Sequence[float], params: SprtParams,
 
 def _logistic_score(elo: float) -> float:
     """Expected score at a logistic Elo difference."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def _mle_logistic(scores: Sequence[float], probs: Sequence[float], s: float) -> list[float]:

@@ -90,7 +90,8 @@ def write_game(game: PgnGame) -> str:
         extra["TimeControl"] = game.time_control
     if game.start_fen:
         extra.update(SetUp="1", FEN=game.start_fen)
-    tags = "".join(f'[{name} "{_escape(value)}"]\n' for name, value in roster + sorted(extra.items()))
+    tags = "".join(f'[{name} "{_escape(value)}"]\n'
+                   for name, value in roster + sorted(extra.items()))
     return f"{tags}\n{_wrap(_movetext_units(game))}\n\n"
 
 

@@ -51,12 +51,12 @@ CUTECHESS = [
 
 @pytest.mark.parametrize("wld, diff, margin, los_pct, draw_pct", CUTECHESS)
 def test_matches_cutechess_output(wld, diff, margin, los_pct, draw_pct):
-    w, l, d = wld
-    est = elo_estimate(w, d, l)
+    wins, losses, draws = wld
+    est = elo_estimate(wins, draws, losses)
     assert est.diff == pytest.approx(diff, abs=0.051)
     assert est.margin == pytest.approx(margin, abs=0.11)
-    assert 100 * los(w, l) == pytest.approx(los_pct, abs=0.051)
-    assert 100 * draw_ratio(w, d, l) == pytest.approx(draw_pct, abs=0.051)
+    assert 100 * los(wins, losses) == pytest.approx(los_pct, abs=0.051)
+    assert 100 * draw_ratio(wins, draws, losses) == pytest.approx(draw_pct, abs=0.051)
 
 
 def test_matches_fastchess_elo_wdl():
@@ -118,8 +118,8 @@ FASTCHESS_PENTANOMIAL = [
 
 @pytest.mark.parametrize("wld, elo0, elo1, model, expected", FASTCHESS_TRINOMIAL)
 def test_sprt_trinomial_matches_fastchess(wld, elo0, elo1, model, expected):
-    w, l, d = wld
-    llr = sprt_llr_trinomial(w, d, l, SprtParams(elo0, elo1, model=model))
+    wins, losses, draws = wld
+    llr = sprt_llr_trinomial(wins, draws, losses, SprtParams(elo0, elo1, model=model))
     assert llr == pytest.approx(expected, rel=0.01)
 
 
@@ -132,13 +132,13 @@ def test_sprt_pentanomial_matches_fastchess(counts, elo0, elo1, model, expected)
 def test_sprt_logistic_agrees_with_the_normal_approximation():
     # For a large sample the GSPRT is close to the LLR of two normals with the sample
     # variance: N * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var).
-    w, d, l = 3400, 3000, 3600
-    n = w + d + l
-    mean = (w + d / 2) / n
-    var = (w * (1 - mean) ** 2 + d * (0.5 - mean) ** 2 + l * mean ** 2) / n
+    wins, draws, losses = 3400, 3000, 3600
+    n = wins + draws + losses
+    mean = (wins + draws / 2) / n
+    var = (wins * (1 - mean) ** 2 + draws * (0.5 - mean) ** 2 + losses * mean ** 2) / n
     s0, s1 = 0.5, 1 / (1 + 10 ** (-5 / 400))
     approx = n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
-    exact = sprt_llr_trinomial(w, d, l, SprtParams(0, 5, model="logistic"))
+    exact = sprt_llr_trinomial(wins, draws, losses, SprtParams(0, 5, model="logistic"))
     assert exact == pytest.approx(approx, rel=0.02)
 
 
