@@ -286,7 +286,7 @@ class EngineClient:
     def read_line(self, timeout: float | None = None) -> str:
         """The next output line; EngineTimeout or EngineDied when none comes."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        return self._next(deadline, "a line", timeout)[1]
+        return self._next(deadline, "output", timeout)[1]
 
     def _read_until(self, word: str, timeout: float | None) -> Iterator[tuple[float, str]]:
         """Stamped lines up to and including the first that starts with ``word``."""
