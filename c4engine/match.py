@@ -185,11 +185,17 @@ class Player:
         self.drops = False
 
     def start(self) -> None:
-        """Start, handshake, select the cfour variant if offered, set the options."""
+        """Start, handshake, select the cfour variant if offered, set the options.
+
+        An engine with variants but not ``cfour`` would play some other game with
+        our moves (Debian's Fairy-Stockfish 11.1 does): refused, as cutechess does.
+        One without a ``UCI_Variant`` option gets our digit moves."""
         self.client.start(self.config.handshake_timeout)
         self.drops = self.client.supports_variant("cfour")
         if self.drops:
             self.client.set_option("UCI_Variant", "cfour")
+        elif "UCI_Variant" in self.client.options:
+            raise EngineError(f"{self.client.name}: its UCI_Variant option offers no cfour")
         for name, value in self.spec.options:
             self.client.set_option(name, value)
         self.client.is_ready()

@@ -4,7 +4,8 @@
 Usage: ``misbehaving_engine.py MODE`` where MODE is
 ``crash`` (dies on ``go``), ``illegal`` (drops a stone above the lowest empty
 cell), ``stall`` (never answers ``go``), ``late`` (answers after its time is
-up) or ``silent`` (never finishes the ``uci`` handshake).  Otherwise it plays
+up), ``silent`` (never finishes the ``uci`` handshake), ``chess`` (offers
+variants, but not cfour) or ``digits`` (offers no variants: digit moves).  Otherwise it plays
 like :mod:`simple_engine`.
 """
 
@@ -26,6 +27,11 @@ class MisbehavingEngine(SimpleEngine):
     def on_uci(self, args: list[str]) -> None:
         if self.mode != "silent":
             super().on_uci(args)
+
+    def variants(self) -> str:
+        if self.mode == "chess":
+            return "option name UCI_Variant type combo default chess var chess var shogi"
+        return "" if self.mode == "digits" else super().variants()
 
     def on_go(self, args: list[str]) -> None:
         if self.mode == "crash":

@@ -38,7 +38,8 @@ class SimpleEngine:
 
     def on_uci(self, _args: list[str]) -> None:
         self.reply("id name simple")
-        self.reply("option name UCI_Variant type combo default cfour var cfour")
+        if self.variants():
+            self.reply(self.variants())
         self.reply("uciok")
 
     def on_isready(self, _args: list[str]) -> None:
@@ -47,6 +48,9 @@ class SimpleEngine:
     def on_setoption(self, args: list[str]) -> None:
         if args[:2] == ["name", "UCI_Variant"]:
             self.drops = args[3:] == ["cfour"]
+
+    def variants(self) -> str:
+        return "option name UCI_Variant type combo default cfour var cfour"
 
     def on_position(self, args: list[str]) -> None:
         self.heights = [0] * WIDTH

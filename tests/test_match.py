@@ -165,6 +165,13 @@ def test_games_are_refereed_by_the_rules(tmp_path):
         assert all(m.comment.startswith("0.00/1 ") for m in game.moves[2:])
 
 
+def test_engine_without_variants_gets_digit_moves(tmp_path):
+    pgn = tmp_path / "digits.pgn"
+    report, _ = play(config(misbehaving("digits"), SIMPLE_LAST, pgn_path=pgn))
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+    assert all(g.termination == "normal" for g in read_games(pgn.read_text()))
+
+
 def test_full_board_is_a_draw():
     report, _ = play(config(SIMPLE, SIMPLE_LAST, openings=(DRAWN_OPENING,), games=2))
     for outcome in report.tally.outcomes:
@@ -264,6 +271,7 @@ def test_cli_usage_errors(args, message):
     ("/nonexistent/engine", "cannot start '/nonexistent/engine'"),
     (misbehaving("silent"), "no uciok within 0.5 s"),
     (f"{sys.executable} -c pass", "exited with code 0"),
+    (misbehaving("chess"), "its UCI_Variant option offers no cfour"),
 ])
 def test_cli_engine_that_does_not_start_is_an_error_before_any_game(tmp_path, command, message):
     pgn = tmp_path / "none.pgn"
