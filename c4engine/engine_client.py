@@ -174,8 +174,7 @@ class EngineClient:
                 stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                 bufsize=1)
         except OSError as err:
-            raise EngineError(f"{self.name}: cannot start {self.command!r}: "
-                              f"{err.strerror or err}") from None
+            raise EngineError(f"cannot start {self.command!r}: {err.strerror or err}") from None
         # Fresh containers per process: the old process' reader threads keep the
         # old ones, so its last lines cannot leak into the new session.
         lines: queue.Queue[tuple[float, str | None]] = queue.Queue()

@@ -181,7 +181,7 @@ class Player:
                  log: Callable[[str], None] | None) -> None:
         self.spec = spec
         self.config = config
-        self.client = EngineClient(spec.command, name=spec.name, log=log)
+        self.client = EngineClient(spec.command, name=spec.name or spec.command, log=log)
         self.drops = False
 
     def start(self) -> None:
@@ -430,6 +430,8 @@ class Tally:
 
 @dataclass
 class MatchReport:
+    """The results, and how many games were scheduled (an SPRT may stop earlier)."""
+
     tally: Tally
     scheduled: int
 
@@ -439,22 +441,21 @@ def start_players(config: MatchConfig,
     """Start a pair of engines per concurrent game, all at once (a Python engine may
     take seconds to load); if any fails, end the others and raise its EngineError."""
     pairs = [(Player(config.engines[0], config, log), Player(config.engines[1], config, log))
-             for _ in range(config.concurrency)]
+             for _ in range(min(config.concurrency, config.games))]
     everyone = [p for pair in pairs for p in pair]
     with ThreadPoolExecutor(max_workers=len(everyone)) as pool:
         errors = [f.exception() for f in [pool.submit(p.start) for p in everyone]]
-    failed = next(((p, e) for p, e in zip(everyone, errors) if e is not None), None)
-    if failed is not None:
+    failure = next((e for e in errors if e is not None), None)
+    if failure is not None:
         for player in everyone:
             player.client.kill()
-        player, error = failed
-        raise EngineError(f"engine {player.spec.command!r}: {error}")
+        raise failure
     return pairs
 
 
 def display_names(config: MatchConfig, first_pair: tuple[Player, Player]) -> tuple[str, str]:
-    """--name, else the engine's ``id name``, else the program; made distinct."""
-    names = [spec.name or player.client.id_name or player.client.name
+    """--name, else the engine's ``id name``, else the command; made distinct."""
+    names = [spec.name or player.client.id_name or spec.command
              for spec, player in zip(config.engines, first_pair)]
     if names[0] == names[1]:
         names = [f"{names[0]}-1", f"{names[1]}-2"]
@@ -652,7 +653,8 @@ def _echo_err(line: str) -> None:
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
               help="Games played at once, each with its own engine processes.")
 @click.option("--sprt", metavar="'elo0=0 elo1=10 alpha=0.05 beta=0.05'",
-              help="Stop when the SPRT decides (normalized Elo, pentanomial).")
+              help="Stop when the SPRT decides: fastchess' GSPRT on game pairs, bounds in "
+                   "normalized Elo (add model=logistic for plain Elo).")
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Append the games to this PGN file.")
 @click.option("--debug", is_flag=True, help="Print all engine traffic on stderr.")
@@ -681,6 +683,6 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
     try:
         report = run_match(config, _echo_err, _echo_err if debug else None)
     except EngineError as err:
-        raise click.ClickException(f"cannot start the match: {err}") from None
+        raise click.ClickException(str(err)) from None
     for line in report.tally.summary_lines(report.scheduled):
         click.echo(line)
