@@ -1,0 +1,358 @@
+"""The search kernel: negamax alpha-beta over bitboards, compiled by numba.
+
+One recursive function serves both jobs of the engine.  With a depth that
+reaches the end of the game it is Pascal Pons' exact solver (null windows,
+score bounds from the number of stones, never a move that hands the opponent
+a four, moves ordered by the threats they create, a transposition table of
+bounds); with a smaller depth it is a depth-limited search that calls the
+threat evaluation at its leaves.  Both share one table: an entry records the
+depth it was searched to, capped at the number of empty cells, so an entry
+from an exact search serves any later search and a shallow one never passes
+for exact.
+
+Scores (internal): a proven result with Pons score ``s`` (see DESIGN.md) is
+``MATE + s`` for a win and ``-MATE + s`` for a loss; a draw is 0; heuristic
+values stay strictly between ``-MATE`` and ``MATE``.  Pons scores count the
+stones on the board when the game ends, not the distance from the root, so
+they need no adjustment when they move up the tree or through the table.
+
+All state lives in two numpy arrays owned by the caller (:mod:`c4engine.search`):
+the table ``tt`` and ``ctx``, which holds the counters and flags, the
+evaluation weights and a per-ply scratch area for move ordering (one array
+rather than four because every array argument costs time at each call from
+Python, and the solver is called once per position).  ``ctx[STOP]`` may be set
+by another Python thread at any time; the recursion polls it at every node
+(the functions run with ``nogil``) and unwinds at once.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .bits import CELLS, WIDTH
+from .evaluation import N_TERMS, evaluate
+from .jitbits import column_cells, jit, playable_cells, popcount, winning_cells
+
+MATE = 10_000
+INFINITE = 30_000
+NO_MOVE = 7
+MAX_PLY = CELLS + 2
+COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
+
+# ctx layout: counters and flags, then the evaluation weights, then for each
+# ply 16 slots of scratch holding (column, ordering score) pairs.
+NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
+WEIGHTS = 8
+SCRATCH = WEIGHTS + N_TERMS
+SCRATCH_PER_PLY = 16
+CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
+
+# Table entry layout in one int64: the low 32 bits of the key (with the slot
+# index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
+# the value, the depth, the bound type, the best move and the generation
+# (bumping it empties the table without touching memory).
+VALUE_SHIFT, DEPTH_SHIFT, FLAG_SHIFT, MOVE_SHIFT, GEN_SHIFT = 32, 48, 54, 56, 59
+VALUE_OFFSET = 1 << 15
+UPPER, LOWER, EXACT = 1, 2, 3
+GENERATIONS = 16
+MIN_TABLE_ENTRIES = (1 << 17) + 1
+
+# The recursive function is compiled eagerly with one signature: numba's cache
+# cannot reload a recursive function typed lazily (it crashes on reload).
+NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1], numba.int64[::1])
+
+
+@jit
+def to_internal(pons_score: int) -> int:
+    """A Pons score as an internal score."""
+    if pons_score > 0:
+        return MATE + pons_score
+    if pons_score < 0:
+        return -MATE + pons_score
+    return 0
+
+
+@jit
+def to_pons(score: int) -> int:
+    """An internal proven score as a Pons score (heuristic scores come out as 0)."""
+    if score >= MATE:
+        return score - MATE
+    if score <= -MATE:
+        return score + MATE
+    return 0
+
+
+@jit
+def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: int) -> int:
+    """One table entry as an int64 (see the layout above)."""
+    return ((key & 0xFFFFFFFF) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
+            | (flag << FLAG_SHIFT) | (move << MOVE_SHIFT) | (generation << GEN_SHIFT))
+
+
+@jit
+def tt_lookup(tt: np.ndarray, key: int, generation: int) -> int:
+    """The entry stored for ``key`` in this generation, or 0."""
+    entry = tt[key % tt.shape[0]]
+    if entry == 0 or (entry & 0xFFFFFFFF) != (key & 0xFFFFFFFF):
+        return 0
+    if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != generation:
+        return 0
+    return entry
+
+
+@jit
+def entry_value(entry: int) -> int:
+    return ((entry >> VALUE_SHIFT) & 0xFFFF) - VALUE_OFFSET
+
+
+@jit
+def entry_depth(entry: int) -> int:
+    return (entry >> DEPTH_SHIFT) & 63
+
+
+@jit
+def entry_flag(entry: int) -> int:
+    return (entry >> FLAG_SHIFT) & 3
+
+
+@jit
+def entry_move(entry: int) -> int:
+    return (entry >> MOVE_SHIFT) & 7
+
+
+@jit
+def non_losing_moves(current: int, mask: int) -> int:
+    """Playable cells that do not let the opponent win at once (Pons' "anticipate
+    losing moves"): a forced block if there is exactly one opponent threat to
+    block, nothing if there are two, and never the cell right below an
+    opponent's winning cell."""
+    possible = playable_cells(mask)
+    opponent_wins = winning_cells(current ^ mask, mask)
+    forced = possible & opponent_wins
+    if forced != 0:
+        if forced & (forced - 1) != 0:
+            return 0
+        possible = forced
+    return possible & ~(opponent_wins >> 1)
+
+
+@jit
+def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarray, ply: int) -> int:
+    """Write the moves of bitmask ``moves`` into the scratch of ``ply`` best first and return
+    how many.  The table's move comes first, then moves by how many winning
+    cells they give the mover (Pons' MoveSorter), centre first among equals."""
+    base = SCRATCH + ply * SCRATCH_PER_PLY
+    count = 0
+    for i in range(WIDTH):
+        col = COLUMN_ORDER[i]
+        move = moves & column_cells(col)
+        if move == 0:
+            continue
+        score = popcount(winning_cells(current | move, mask))
+        if col == tt_move:
+            score = 1000
+        pos = count
+        while pos > 0 and ctx[base + 2 * pos - 1] < score:
+            ctx[base + 2 * pos] = ctx[base + 2 * pos - 2]
+            ctx[base + 2 * pos + 1] = ctx[base + 2 * pos - 1]
+            pos -= 1
+        ctx[base + 2 * pos] = col
+        ctx[base + 2 * pos + 1] = score
+        count += 1
+    return count
+
+
+@jit
+def should_abort(ctx: np.ndarray) -> bool:
+    """Count a node and tell whether the search must unwind (stop flag or node limit)."""
+    ctx[NODES] += 1
+    if ctx[STOP] != 0 or ctx[NODES] >= ctx[NODE_LIMIT]:
+        ctx[ABORTED] = 1
+    return ctx[ABORTED] != 0
+
+
+@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
+def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+            tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
+    (fail-hard on the low side).  ``depth`` plies are searched; a depth that
+    reaches the end of the game makes the score exact."""
+    if should_abort(ctx):
+        return 0
+    if ply > ctx[SELDEPTH]:
+        ctx[SELDEPTH] = ply
+    moves = non_losing_moves(current, mask)
+    if moves == 0:
+        return -(MATE + (CELLS - stones) // 2)
+    if stones >= CELLS - 2:
+        return 0
+    lowest = to_internal(-((CELLS - 2 - stones) // 2))
+    if alpha < lowest:
+        alpha = lowest
+        if alpha >= beta:
+            return alpha
+    highest = to_internal((CELLS - 1 - stones) // 2)
+    if beta > highest:
+        beta = highest
+        if alpha >= beta:
+            return beta
+    if depth <= 0:
+        value = evaluate(current, mask, stones, ctx[WEIGHTS:WEIGHTS + N_TERMS])
+        return min(max(value, alpha), beta)
+
+    key = current + mask
+    needed = min(depth, CELLS - stones)
+    entry = tt_lookup(tt, key, ctx[GENERATION])
+    tt_move = NO_MOVE
+    if entry != 0:
+        tt_move = entry_move(entry)
+        if entry_depth(entry) >= needed:
+            value, flag = entry_value(entry), entry_flag(entry)
+            if flag == EXACT:
+                return min(max(value, alpha), beta)
+            if flag == LOWER and value > alpha:
+                alpha = value
+            elif flag == UPPER and value < beta:
+                beta = value
+            if alpha >= beta:
+                return alpha if flag == LOWER else beta
+
+    child_depth = depth if moves & (moves - 1) == 0 else depth - 1  # a forced move costs no depth
+    count = order_moves(current, mask, moves, tt_move, ctx, ply)
+    base = SCRATCH + ply * SCRATCH_PER_PLY
+    original_alpha = alpha
+    best_move = ctx[base]
+    for i in range(count):
+        col = ctx[base + 2 * i]
+        child_mask = mask | (moves & column_cells(col))
+        child = current ^ mask
+        if i == 0:
+            value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
+                             tt, ctx)
+        else:  # principal variation search: prove the move worse with a null window first
+            value = -negamax(child, child_mask, stones + 1, child_depth, -alpha - 1, -alpha, ply + 1,
+                             tt, ctx)
+            if alpha < value < beta and not ctx[ABORTED]:
+                value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
+                                 tt, ctx)
+        if ctx[ABORTED]:
+            return 0
+        if value >= beta:
+            tt[key % tt.shape[0]] = tt_pack(key, value, needed, LOWER, col, ctx[GENERATION])
+            return value
+        if value > alpha:
+            alpha = value
+            best_move = col
+    flag = EXACT if alpha > original_alpha else UPPER
+    tt[key % tt.shape[0]] = tt_pack(key, alpha, needed, flag, best_move, ctx[GENERATION])
+    return alpha
+
+
+@jit
+def immediate_win(current: int, mask: int) -> int:
+    """The cells where the side to move wins at once."""
+    return winning_cells(current, mask) & playable_cells(mask)
+
+
+@jit
+def move_score(current: int, mask: int, stones: int, col: int, depth: int, alpha: int, beta: int,
+               tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Score of playing ``col`` (which must be playable), from the mover's view, in
+    ``[alpha, beta]``.  Unlike :func:`negamax` it accepts any move, also one
+    that wins at once or hands the opponent a four."""
+    move = playable_cells(mask) & column_cells(col)
+    if immediate_win(current, mask) & move:
+        return to_internal((CELLS + 1 - stones) // 2)
+    child, child_mask = current ^ mask, mask | move
+    if immediate_win(child, child_mask):
+        return -to_internal((CELLS - stones) // 2)
+    if stones + 1 == CELLS:
+        return 0
+    return -negamax(child, child_mask, stones + 1, depth - 1, -beta, -alpha, 1, tt, ctx)
+
+
+@jit
+def search_root(current: int, mask: int, stones: int, depth: int, every_move: bool, first_col: int,
+                scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Search every legal move to ``depth`` and return the best column (-1 when aborted
+    before any move finished).  ``scores[col]`` receives each move's score:
+    exact for every move when ``every_move`` is set (MultiPV), otherwise exact
+    for the best move and an upper bound for the others.  ``first_col``, the
+    previous iteration's best move, is searched first."""
+    scores[:] = -INFINITE
+    moves = playable_cells(mask)
+    count = order_moves(current, mask, moves, first_col, ctx, 0)
+    alpha, best_col = -INFINITE, -1
+    for i in range(count):
+        col = ctx[SCRATCH + 2 * i]
+        if every_move or i == 0:
+            value = move_score(current, mask, stones, col, depth, -INFINITE, INFINITE,
+                               tt, ctx)
+        else:
+            value = move_score(current, mask, stones, col, depth, alpha, alpha + 1,
+                               tt, ctx)
+            if value > alpha and not ctx[ABORTED]:
+                value = move_score(current, mask, stones, col, depth, alpha, INFINITE,
+                                   tt, ctx)
+        if ctx[ABORTED]:
+            break
+        scores[col] = value
+        if value > alpha:
+            alpha, best_col = value, col
+    return best_col
+
+
+@jit
+def half(x: int) -> int:
+    """``x / 2`` rounded toward zero, as C does it in Pons' driver."""
+    return -((-x) // 2) if x < 0 else x // 2
+
+
+@jit
+def solve(current: int, mask: int, stones: int, weak: bool,
+          tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Exact Pons score of a position that is not over (weak: only its sign), by
+    null-window searches that narrow ``[lowest, highest]`` (Pons' driver).  The
+    result is meaningless if ``ctx[ABORTED]`` is set afterwards."""
+    if immediate_win(current, mask):
+        return (CELLS + 1 - stones) // 2
+    lowest = -((CELLS - stones) // 2)
+    highest = (CELLS + 1 - stones) // 2
+    if weak:
+        lowest, highest = max(lowest, -1), min(highest, 1)
+    while lowest < highest and not ctx[ABORTED]:
+        middle = lowest + half(highest - lowest)
+        if middle <= 0 and half(lowest) < middle:
+            middle = half(lowest)
+        elif middle >= 0 and half(highest) > middle:
+            middle = half(highest)
+        probe = to_internal(middle)
+        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0, tt, ctx)
+        if value <= probe:
+            highest = middle
+        else:
+            lowest = middle + 1
+    return lowest
+
+
+@jit
+def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray, ctx: np.ndarray,
+                        out: np.ndarray) -> int:
+    """Follow the table's best moves from the root after ``first_col``; write the
+    columns into ``out`` and return how many (stops at a missing entry, an
+    illegal move or the end of the game)."""
+    length = 0
+    col = first_col
+    while length < out.shape[0] and col >= 0 and col < WIDTH:
+        move = playable_cells(mask) & column_cells(col)
+        if move == 0:
+            break
+        out[length] = col
+        length += 1
+        if immediate_win(current, mask) & move:
+            break
+        current, mask = current ^ mask, mask | move
+        entry = tt_lookup(tt, current + mask, ctx[GENERATION])
+        col = entry_move(entry) if entry != 0 else NO_MOVE
+    return length
