@@ -337,6 +337,54 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
 
 @jit
+def solve_move(current: int, mask: int, stones: int, col: int, weak: bool,
+               tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Exact Pons score, for the mover, of playing ``col`` (any playable column)."""
+    move = playable_cells(mask) & column_cells(col)
+    if immediate_win(current, mask) & move:
+        return (CELLS + 1 - stones) // 2
+    child, child_mask = current ^ mask, mask | move
+    if immediate_win(child, child_mask):
+        return -((CELLS - stones) // 2)
+    if stones + 1 == CELLS:
+        return 0
+    return -solve(child, child_mask, stones + 1, weak, tt, ctx)
+
+
+@jit
+def solve_root(current: int, mask: int, stones: int, every_move: bool, scores: np.ndarray,
+               tt: np.ndarray, ctx: np.ndarray) -> int:
+    """Solve the root exactly and return a best column (-1 if aborted).  With
+    ``every_move`` each move is solved (MultiPV); otherwise the root is solved
+    once and the first move, best ordered first, that reaches that score is
+    found with one null-window search per move, which the table makes cheap."""
+    scores[:] = -INFINITE
+    best_col = -1
+    if every_move:
+        for i in range(WIDTH):
+            col = COLUMN_ORDER[i]
+            if playable_cells(mask) & column_cells(col) == 0:
+                continue
+            value = to_internal(solve_move(current, mask, stones, col, False, tt, ctx))
+            if ctx[ABORTED]:
+                return -1
+            scores[col] = value
+            if best_col < 0 or value > scores[best_col]:
+                best_col = col
+        return best_col
+    target = to_internal(solve(current, mask, stones, False, tt, ctx))
+    count = order_moves(current, mask, playable_cells(mask), NO_MOVE, ctx, 0)
+    for i in range(count):
+        if ctx[ABORTED]:
+            return -1
+        col = ctx[SCRATCH + 2 * i]
+        if move_score(current, mask, stones, col, CELLS, target - 1, target, tt, ctx) >= target:
+            scores[col] = target
+            return col
+    return -1
+
+
+@jit
 def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray, ctx: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the

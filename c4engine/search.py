@@ -1,0 +1,334 @@
+"""The search driver: iterative deepening over the kernel, limits, stop, and exact solving.
+
+The kernel (:mod:`c4engine.kernel`) does the searching; this module decides
+what to search and for how long.  It owns the transposition table and the
+kernel's context array, runs depth 1, 2, ... with the threat evaluation at the
+leaves, and after each iteration gives the exact solver a node budget as
+large as everything searched so far: when the end of the game is within
+reach, the solver finishes inside that budget and the result is exact; when
+it is not, the budget wasted is at most the work already done, so the
+iterations cost at most about twice what they would alone.
+
+Stopping is cooperative: :class:`StopSignal` writes the kernel's stop flag,
+which the running kernel polls at every node (it runs without the GIL, so the
+thread that fires the signal is never blocked by it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import kernel
+from .bits import CELLS, WIDTH
+from .board import Position
+from .evaluation import N_TERMS, THREAT_WEIGHTS
+from .kernel import (
+    ABORTED, GENERATION, GENERATIONS, INFINITE, MATE, MIN_TABLE_ENTRIES, NODE_LIMIT, NODES,
+    SELDEPTH, STOP, WEIGHTS,
+)
+
+UNLIMITED = 1 << 62
+DEFAULT_HASH_MB = 64
+ENTRY_BYTES = 8
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What ends a search; ``None`` means no limit of that kind.  ``soft_ms`` is when
+    no new iteration starts, ``hard_ms`` when the search is stopped outright."""
+
+    depth: int | None = None
+    nodes: int | None = None
+    soft_ms: float | None = None
+    hard_ms: float | None = None
+    mate: int | None = None
+
+
+@dataclass(frozen=True)
+class Line:
+    """One searched move with its score and principal variation (columns, 0-based)."""
+
+    score: int
+    pv: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one finished iteration found, for an ``info`` line."""
+
+    depth: int
+    seldepth: int
+    lines: tuple[Line, ...]
+    nodes: int
+    elapsed: float
+    exact: bool
+    hashfull: int
+
+    @property
+    def best(self) -> Line:
+        return self.lines[0]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The move to play (``None`` when the game is over) and the last report behind it."""
+
+    move: int | None
+    report: Report | None = None
+    nodes: int = 0
+
+
+class StopSignal:
+    """A stop request for one search, safe to fire from any thread before or during it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fired = False
+        self._ctx: np.ndarray | None = None
+
+    @property
+    def fired(self) -> bool:
+        return self._fired
+
+    def fire(self) -> None:
+        with self._lock:
+            self._fired = True
+            if self._ctx is not None:
+                self._ctx[STOP] = 1
+
+    def attach(self, ctx: np.ndarray) -> None:
+        """Route the signal to a kernel context (its flag takes the signal's state)."""
+        with self._lock:
+            self._ctx = ctx
+            ctx[STOP] = 1 if self._fired else 0
+
+    def detach(self) -> None:
+        with self._lock:
+            if self._ctx is not None:
+                self._ctx[STOP] = 0
+            self._ctx = None
+
+
+def table_entries(hash_mb: int) -> int:
+    """The number of table slots for a size in MB: odd, so that ``key % size`` mixes
+    the columns, and above 2**17 so that 32-bit partial keys stay unique."""
+    return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
+
+
+def mate_distance(score: int, stones: int) -> int:
+    """A proven internal score as the protocol's ``mate N``: own moves until the win
+    (positive), or the opponent's moves until its win (negative)."""
+    pons = kernel.to_pons(score)
+    if pons > 0:
+        return (CELLS // 2 + 1 - pons) - stones // 2
+    return -((CELLS // 2 + 1 + pons) - (stones + 1) // 2)
+
+
+def is_proven(score: int) -> bool:
+    """Whether an internal score is a proven win or loss."""
+    return abs(score) >= MATE
+
+
+class Searcher:
+    """A transposition table, a kernel context and the driver that uses them.
+
+    One search at a time; :meth:`clear` and :meth:`resize` must not overlap a search."""
+
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS) -> None:
+        self.ctx = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
+        self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+        self.tt = np.zeros(0, dtype=np.int64)
+        self.resize(hash_mb)
+
+    def resize(self, hash_mb: int) -> None:
+        """A new, empty table of ``hash_mb`` MB (touched now, so the search never pays
+        for page faults)."""
+        self.tt = np.zeros(0, dtype=np.int64)
+        self.tt = np.empty(table_entries(hash_mb), dtype=np.int64)
+        self.tt.fill(0)
+        self.ctx[GENERATION] = 0
+
+    def clear(self) -> None:
+        """Forget everything in the table: a new generation, a real wipe every 16th time."""
+        generation = (self.ctx[GENERATION] + 1) % GENERATIONS
+        if generation == 0:
+            self.tt.fill(0)
+        self.ctx[GENERATION] = generation
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+
+    def hashfull(self) -> int:
+        """Per mille of the first thousand slots used in the current generation."""
+        sample = self.tt[:1000]
+        generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
+        return int(np.count_nonzero((sample != 0) & (generation == self.ctx[GENERATION])))
+
+    def _begin(self, node_limit: int) -> None:
+        self.ctx[NODES] = 0
+        self.ctx[ABORTED] = 0
+        self.ctx[SELDEPTH] = 0
+        self.ctx[NODE_LIMIT] = node_limit
+
+    def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
+        """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
+        self._begin(UNLIMITED)
+        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, self.tt, self.ctx)
+        return int(score), int(self.ctx[NODES])
+
+    def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
+               stop: StopSignal | None = None, multipv: int = 1) -> Result:
+        """Iterative deepening from ``pos`` until a limit, a stop or an exact result."""
+        if pos.is_over():
+            return Result(None)
+        stop = stop or StopSignal()
+        stop.attach(self.ctx)
+        timer = _deadline_timer(limits.hard_ms, stop)
+        try:
+            return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
+                               multipv).run()
+        finally:
+            if timer is not None:
+                timer.cancel()
+            stop.detach()
+
+
+def _deadline_timer(hard_ms: float | None, stop: StopSignal) -> threading.Timer | None:
+    """A timer that fires ``stop`` at the hard deadline (numba has no clock)."""
+    if hard_ms is None:
+        return None
+    timer = threading.Timer(max(0.0, hard_ms) / 1000.0, stop.fire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+@dataclass
+class _Iterations:
+    """The state of one iterative-deepening run."""
+
+    searcher: Searcher
+    pos: Position
+    limits: Limits
+    on_report: Callable[[Report], None]
+    stop: StopSignal
+    multipv: int
+    started: float = field(default_factory=time.perf_counter)
+    nodes: int = 0
+    last: Report | None = None
+    best_col: int = -1
+    scores: np.ndarray = field(default_factory=lambda: np.full(WIDTH, -INFINITE, dtype=np.int64))
+
+    @property
+    def tt(self) -> np.ndarray:
+        return self.searcher.tt
+
+    @property
+    def ctx(self) -> np.ndarray:
+        return self.searcher.ctx
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
+
+    def node_budget(self, cap: int = UNLIMITED) -> int:
+        left = UNLIMITED if self.limits.nodes is None else max(1, self.limits.nodes - self.nodes)
+        return min(left, cap)
+
+    def run(self) -> Result:
+        remaining = CELLS - self.pos.stones
+        max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
+        for depth in range(1, max_depth + 1):
+            if depth == remaining:
+                finished = self.exact_iteration(UNLIMITED)
+            else:
+                finished = self.heuristic_iteration(depth)
+                if finished and not self.done():
+                    finished = self.exact_iteration(max(self.nodes, 1000))
+                    if not finished and self.limit_reached():
+                        break
+                    finished = True
+            if not finished or self.done():
+                break
+        return Result(self.best_move(), self.last, self.nodes)
+
+    def best_move(self) -> int:
+        """The last finished iteration's move, else any legal move that does not lose at once."""
+        if self.last is not None:
+            return self.last.best.pv[0]
+        moves = self.pos.legal_moves()
+        winning = [col for col in moves if self.pos.is_winning_move(col)]
+        if winning:
+            return winning[0]
+        safe = [col for col in moves if not _hands_over_a_win(self.pos, col)]
+        return min(safe or moves, key=lambda col: abs(col - WIDTH // 2))
+
+    def limit_reached(self) -> bool:
+        if self.stop.fired:
+            return True
+        if self.limits.nodes is not None and self.nodes >= self.limits.nodes:
+            return True
+        return self.limits.soft_ms is not None and self.elapsed_ms() >= self.limits.soft_ms
+
+    def done(self) -> bool:
+        """Whether to start no further iteration."""
+        if self.last is not None and self.last.exact:
+            return True
+        if self.last is not None and self.limits.mate is not None and is_proven(self.last.best.score):
+            distance = mate_distance(self.last.best.score, self.pos.stones)
+            if 0 < distance <= self.limits.mate:
+                return True
+        return self.limit_reached()
+
+    def heuristic_iteration(self, depth: int) -> bool:
+        """One depth-limited iteration; False when it was cut short."""
+        self.searcher._begin(self.node_budget())
+        every_move = self.multipv > 1
+        col = kernel.search_root(self.pos.current, self.pos.mask, self.pos.stones, depth, every_move,
+                                 self.best_col, self.scores, self.tt, self.ctx)
+        self.nodes += int(self.ctx[NODES])
+        if self.ctx[ABORTED] or col < 0:
+            return False
+        self.best_col = int(col)
+        self.publish(depth, exact=False)
+        return True
+
+    def exact_iteration(self, budget: int) -> bool:
+        """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
+        self.searcher._begin(self.node_budget(budget))
+        col = kernel.solve_root(self.pos.current, self.pos.mask, self.pos.stones, self.multipv > 1,
+                                self.scores, self.tt, self.ctx)
+        self.nodes += int(self.ctx[NODES])
+        if self.ctx[ABORTED]:
+            self.ctx[ABORTED] = 0
+            return False
+        self.best_col = int(col)
+        self.publish(CELLS - self.pos.stones, exact=True)
+        return True
+
+    def publish(self, depth: int, exact: bool) -> None:
+        """Turn the root scores into a report, remember it and hand it on."""
+        order = [self.best_col] + sorted(
+            (col for col in range(WIDTH) if col != self.best_col and self.scores[col] > -INFINITE),
+            key=lambda col: -self.scores[col])
+        lines = tuple(Line(int(self.scores[col]), self.pv(col)) for col in order[:self.multipv])
+        self.last = Report(depth=depth, seldepth=max(depth, int(self.ctx[SELDEPTH]) + 1), lines=lines,
+                           nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
+                           hashfull=self.searcher.hashfull())
+        self.on_report(self.last)
+
+    def pv(self, first_col: int) -> tuple[int, ...]:
+        out = np.zeros(CELLS, dtype=np.int64)
+        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.tt,
+                                            self.ctx, out)
+        return tuple(int(col) for col in out[:length])
+
+
+def _hands_over_a_win(pos: Position, col: int) -> bool:
+    """Whether playing ``col`` lets the opponent complete a four at once."""
+    after = pos.play(col)
+    return any(after.is_winning_move(reply) for reply in after.legal_moves())
