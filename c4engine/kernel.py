@@ -30,9 +30,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .bits import CELLS, WIDTH
+from .bits import BOARD_MASK, CELLS, WIDTH
 from .evaluation import N_TERMS, evaluate
-from .jitbits import column_cells, jit, playable_cells, popcount, winning_cells
+from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
 
 MATE = 10_000
 INFINITE = 30_000
@@ -404,3 +404,20 @@ def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray,
         entry = tt_lookup(tt, current + mask, ctx[GENERATION])
         col = entry_move(entry) if entry != 0 else NO_MOVE
     return length
+
+
+@numba.njit(numba.int64(numba.int64, numba.int64, numba.int64), cache=True, nogil=True)
+def perft(current: int, mask: int, depth: int) -> int:
+    """Move sequences of exactly ``depth`` plies from a position; a finished game has
+    no moves, so lines that end earlier count for nothing (as in chess perft)."""
+    if depth == 0:
+        return 1
+    if has_four(current ^ mask) or mask == BOARD_MASK:
+        return 0
+    total = 0
+    possible = playable_cells(mask)
+    for col in range(WIDTH):
+        move = possible & column_cells(col)
+        if move != 0:
+            total += perft(current ^ mask, mask | move, depth - 1)
+    return total

@@ -27,6 +27,7 @@ from . import kernel
 from .bits import CELLS, WIDTH
 from .board import Position
 from .evaluation import N_TERMS, THREAT_WEIGHTS
+from .limits import Limits
 from .kernel import (
     ABORTED, GENERATION, GENERATIONS, INFINITE, MATE, MIN_TABLE_ENTRIES, NODE_LIMIT, NODES,
     SELDEPTH, STOP, WEIGHTS,
@@ -35,18 +36,6 @@ from .kernel import (
 UNLIMITED = 1 << 62
 DEFAULT_HASH_MB = 64
 ENTRY_BYTES = 8
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What ends a search; ``None`` means no limit of that kind.  ``soft_ms`` is when
-    no new iteration starts, ``hard_ms`` when the search is stopped outright."""
-
-    depth: int | None = None
-    nodes: int | None = None
-    soft_ms: float | None = None
-    hard_ms: float | None = None
-    mate: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,142 @@
+"""The search as the protocol uses it: options applied, limits chosen, info lines written.
+
+Importing this module compiles (or loads from numba's cache) the search
+kernel, which is why :mod:`c4engine.protocol` imports it in a background
+thread; everything here may take its time to build.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import kernel
+from .bench import bench_lines, run_bench
+
+from .board import Position
+from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, side_terms
+from .limits import Budget, Limits, clock_budget, movetime_budget
+from .notation import format_line, format_move, parse_digits
+from .options import Options
+from .search import Report, Result, Searcher, StopSignal, is_proven, mate_distance
+
+WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
+WARM_UP_POSITION = "4444445"
+
+
+class Backend:
+    """The engine's searcher, configured from the protocol's options."""
+
+    def __init__(self, options: Options, write: Callable[[str], None]) -> None:
+        self.options = options
+        self.write = write
+        self.searcher = Searcher(int(options["Hash"]))
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Run every kernel entry point once, so the first ``go`` does not compile."""
+        pos = parse_digits(WARM_UP_POSITION)
+        self.searcher.search(pos, Limits(depth=2))
+        self.searcher.search(pos, Limits(depth=2), multipv=2)
+        self.searcher.solve(pos)
+        kernel.perft(0, 0, 1)
+        self.searcher.clear()
+
+    def apply(self, option: str) -> None:
+        """Make an option that was just set take effect."""
+        if option == "Hash":
+            self.searcher.resize(int(self.options["Hash"]))
+        elif option == "Clear Hash":
+            self.searcher.clear()
+        elif option == "Evaluation":
+            self.searcher.set_weights(WEIGHTS_BY_NAME[str(self.options["Evaluation"])])
+            self.searcher.clear()
+
+    def limits(self, pos: Position, values: dict[str, int], timed: bool) -> Limits:
+        """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""
+        budget = self.budget(pos, values) if timed else None
+        return Limits(depth=values.get("depth"), nodes=values.get("nodes"), mate=values.get("mate"),
+                      soft_ms=budget.soft_ms if budget else None,
+                      hard_ms=budget.hard_ms if budget else None)
+
+    def budget(self, pos: Position, values: dict[str, int]) -> Budget | None:
+        """Thinking time from ``movetime`` or the side to move's clock, if any."""
+        overhead = float(self.options["Move Overhead"])
+        if "movetime" in values:
+            return movetime_budget(values["movetime"], overhead)
+        clock, increment = ("wtime", "winc") if pos.side_to_move == 0 else ("btime", "binc")
+        if clock not in values:
+            return None
+        return clock_budget(max(0, values[clock]), max(0, values.get(increment, 0)),
+                            values.get("movestogo"), pos.stones, overhead)
+
+    def search(self, pos: Position, limits: Limits, stop: StopSignal, drops: bool) -> Result:
+        """Search and write an ``info`` line per line of every finished iteration."""
+        def report(rep: Report) -> None:
+            for index, line in enumerate(rep.lines):
+                self.write(info_line(pos, rep, index, drops))
+        return self.searcher.search(pos, limits, report, stop, int(self.options["MultiPV"]))
+
+    def describe_eval(self, pos: Position) -> list[str]:
+        """The evaluation's terms for each side, weighted, and the total."""
+        weights = WEIGHTS_BY_NAME[str(self.options["Evaluation"])]
+        first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
+        terms_first = side_terms(first, second, pos.mask, True)
+        terms_second = side_terms(second, first, pos.mask, False)
+        lines = [f"{'term':<22}{'weight':>7}{'X (first)':>12}{'O (second)':>12}"]
+        for name, weight, a, b in zip(TERM_NAMES, weights, terms_first, terms_second):
+            lines.append(f"{name:<22}{weight:>7}{a:>12}{b:>12}")
+        total_first = int(np.dot(weights, terms_first))
+        total_second = int(np.dot(weights, terms_second))
+        lines.append(f"{'weighted total':<22}{'':>7}{total_first:>12}{total_second:>12}")
+        side = 1 if pos.side_to_move == 0 else -1
+        lines.append(f"Evaluation (side to move): {side * (total_first - total_second)} cp")
+        return lines
+
+    def perft(self, pos: Position, depth: int, drops: bool) -> list[str]:
+        """Per-move counts and the total, as Stockfish prints them."""
+        lines, total = [], 0
+        for col in pos.legal_moves():
+            child = pos.play(col)
+            count = int(kernel.perft(child.current, child.mask, depth - 1))
+            total += count
+            lines.append(f"{format_move(col, pos, drops)}: {count}")
+        return lines + ["", f"Nodes searched: {total}"]
+
+    def bench(self) -> list[str]:
+        result = bench_lines(run_bench(self.searcher))
+        self.searcher.clear()
+        return result
+
+
+def info_line(pos: Position, rep: Report, index: int, drops: bool) -> str:
+    """One ``info`` line for line ``index`` (0-based) of a report."""
+    line = rep.lines[index]
+    elapsed_ms = int(rep.elapsed * 1000)
+    nps = int(rep.nodes / rep.elapsed) if rep.elapsed > 0 else 0
+    pv = " ".join(format_line(pos, list(line.pv), drops))
+    return (f"info depth {rep.depth} seldepth {rep.seldepth} multipv {index + 1} "
+            f"score {score_text(line.score, pos.stones)} nodes {rep.nodes} nps {nps} "
+            f"hashfull {rep.hashfull} time {elapsed_ms} pv {pv}")
+
+
+def score_text(score: int, stones: int) -> str:
+    """``mate N`` for a proven win or loss, ``cp X`` otherwise (a proven draw is ``cp 0``)."""
+    if is_proven(score):
+        return f"mate {mate_distance(score, stones)}"
+    return f"cp {score}"
+
+
+def bestmove_line(pos: Position, result: Result, drops: bool) -> str:
+    """``bestmove <m> [ponder <m>]``."""
+    if result.move is None:
+        return "bestmove (none)"
+    text = f"bestmove {format_move(result.move, pos, drops)}"
+    pv = result.report.best.pv if result.report is not None else ()
+    after = pos.play(result.move)
+    if len(pv) > 1 and pv[0] == result.move and not after.is_over() and after.can_play(pv[1]):
+        text += f" ponder {format_move(pv[1], after, drops)}"
+    return text
+
+

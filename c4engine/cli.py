@@ -1,0 +1,171 @@
+"""The ``c4engine`` command: the protocol process by default, and its tools.
+
+Subcommands import what they need when they run, so ``c4engine`` starts
+answering the protocol before the search kernel is compiled or loaded.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, TYPE_CHECKING
+
+import click
+
+from . import __version__
+from .board import Position, RulesError
+from .match import match_command
+from .notation import parse_digits, render
+
+if TYPE_CHECKING:
+    from .search import Searcher
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="c4engine")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """c4engine: a Connect-Four engine. Without a subcommand it speaks the
+    UCI-style protocol on stdin/stdout (see protocol.md)."""
+    if ctx.invoked_subcommand is None:
+        from .protocol import run
+        sys.exit(run())
+
+
+@cli.command()
+@click.argument("file", type=click.File("r"), default="-")
+@click.option("--weak", is_flag=True, help="Win/draw/loss only (scores -1, 0, 1): faster.")
+@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True,
+              help="Transposition table size in MB.")
+def solve(file: IO[str], weak: bool, hash_mb: int) -> None:
+    """Solve positions exactly, one per line: `<moves> [<expected score>]`.
+
+    Prints `<moves> <score> <nodes> <microseconds>` per line, as Pascal Pons'
+    solver does (table cleared before each position), then a summary on
+    stderr; exits 1 if a score differs from the expected one or a line is bad."""
+    started = time.perf_counter()
+    from .search import Searcher
+    searcher = Searcher(hash_mb)
+    searcher.solve(parse_digits("4444445"))  # compile or load the kernel before timing
+    click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
+    tally = _SolveTally()
+    for number, line in enumerate(file, start=1):
+        _solve_line(searcher, number, line, weak, tally)
+    click.echo(tally.summary(), err=True)
+    if tally.mismatches or tally.bad_lines:
+        sys.exit(1)
+
+
+class _SolveTally:
+    """Counts and times of a ``solve`` run."""
+
+    def __init__(self) -> None:
+        self.positions = self.checked = self.mismatches = self.bad_lines = self.nodes = 0
+        self.seconds = 0.0
+
+    def add(self, nodes: int, seconds: float) -> None:
+        self.positions += 1
+        self.nodes += nodes
+        self.seconds += seconds
+
+    def summary(self) -> str:
+        if not self.positions:
+            return f"no positions solved ({self.bad_lines} bad lines)"
+        mean_us = self.seconds / self.positions * 1e6
+        nps = self.nodes / self.seconds if self.seconds > 0 else 0.0
+        correct = f"{self.checked - self.mismatches}/{self.checked} correct, " if self.checked else ""
+        return (f"{self.positions} positions, {correct}{self.bad_lines} bad lines, mean time "
+                f"{mean_us:.1f} us, mean nodes {self.nodes / self.positions:.0f}, "
+                f"{nps / 1e6:.2f} M nodes/s")
+
+
+def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _SolveTally) -> None:
+    """Solve one input line and print its result, or report why it is bad."""
+    fields = line.split()
+    if not fields:
+        return
+    try:
+        if len(fields) > 2 or (len(fields) == 2 and not fields[1].lstrip("-").isdigit()):
+            raise RulesError("expected '<moves> [<expected score>]'")
+        pos = parse_digits(fields[0])
+        if pos.is_over():
+            raise RulesError(f"'{fields[0]}': the game is already over")
+    except RulesError as err:
+        tally.bad_lines += 1
+        click.echo(f"line {number}: {err}", err=True)
+        return
+    searcher.clear()
+    began = time.perf_counter()
+    score, nodes = searcher.solve(pos, weak)
+    seconds = time.perf_counter() - began
+    tally.add(nodes, seconds)
+    click.echo(f"{fields[0]} {score} {nodes} {int(seconds * 1e6)}")
+    if len(fields) == 2:
+        expected = int(fields[1])
+        if weak:
+            expected = (expected > 0) - (expected < 0)
+        tally.checked += 1
+        if score != expected:
+            tally.mismatches += 1
+            click.echo(f"line {number}: {fields[0]} expected {expected}, got {score}", err=True)
+
+
+@cli.command()
+@click.option("--depth", type=click.IntRange(1, 42), default=None,
+              help="Search depth (default: the built-in bench depth).")
+@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True)
+def bench(depth: int | None, hash_mb: int) -> None:
+    """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
+    from .bench import BENCH_DEPTH, bench_lines, run_bench
+    from .search import Searcher
+    searcher = Searcher(hash_mb)
+    run_bench(searcher, 2)  # compile or load the kernel outside the timing
+    for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):
+        click.echo(line)
+
+
+@cli.command()
+@click.option("--second", is_flag=True, help="Let the engine move first.")
+@click.option("--movetime", type=click.IntRange(1, 600_000), default=1000, show_default=True,
+              help="Engine thinking time per move, in ms.")
+@click.option("--moves", default="", help="Start after these moves (digits 1-7).")
+def play(second: bool, movetime: int, moves: str) -> None:
+    """Play a game against the engine in the terminal: type a column 1-7."""
+    from .limits import Limits
+    from .search import Searcher
+    try:
+        pos = parse_digits(moves)
+    except RulesError as err:
+        raise click.BadParameter(str(err), param_hint="--moves") from None
+    searcher = Searcher()
+    human_side = 1 if second else 0
+    while not pos.is_over():
+        click.echo(render(pos) + "\n")
+        if pos.side_to_move == human_side:
+            pos = _human_move(pos)
+        else:
+            result = searcher.search(pos, Limits(hard_ms=movetime))
+            click.echo(f"c4engine plays {result.move + 1}")
+            pos = pos.play(result.move)
+    click.echo(render(pos))
+    if pos.last_mover_won():
+        click.echo("You win." if pos.side_to_move != human_side else "c4engine wins.")
+    else:
+        click.echo("Draw.")
+
+
+def _human_move(pos: Position) -> Position:
+    """Ask until the human gives a playable column."""
+    while True:
+        answer = click.prompt("your move (1-7)", type=str).strip()
+        if answer.isdigit() and pos.can_play(int(answer) - 1):
+            return pos.play(int(answer) - 1)
+        click.echo(f"'{answer}' is not a playable column")
+
+
+cli.add_command(match_command)
+
+
+def main() -> None:
+    """Entry point of the ``c4engine`` script."""
+    cli()
