@@ -15,6 +15,7 @@ from . import kernel
 from .bench import bench_lines, run_bench
 
 from .board import Position
+from .book import BookUnavailableError, OpeningBook
 from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, side_terms
 from .limits import Budget, Limits, clock_budget, movetime_budget
 from .notation import format_line, format_move, parse_digits
@@ -32,6 +33,8 @@ class Backend:
         self.options = options
         self.write = write
         self.searcher = Searcher(int(options["Hash"]))
+        self._book: OpeningBook | None = None
+        self.apply("OwnBook")
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -49,9 +52,22 @@ class Backend:
             self.searcher.resize(int(self.options["Hash"]))
         elif option == "Clear Hash":
             self.searcher.clear()
+        elif option == "OwnBook":
+            self.searcher.book = self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty()
+            self.searcher.clear()
         elif option == "Evaluation":
             self.searcher.set_weights(WEIGHTS_BY_NAME[str(self.options["Evaluation"])])
             self.searcher.clear()
+
+    def _loaded_book(self) -> OpeningBook:
+        """The opening book, loaded on first use; without it, say so once and go on."""
+        if self._book is None:
+            try:
+                self._book = OpeningBook.load()
+            except BookUnavailableError as err:
+                self.write(f"info string no opening book, searching without it: {err}")
+                self._book = OpeningBook.empty()
+        return self._book
 
     def limits(self, pos: Position, values: dict[str, int], timed: bool) -> Limits:
         """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""

@@ -45,10 +45,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from . import bits
+from .jitbits import has_four, jit, mirror, popcount
 
 NOT_IN_BOOK = -128
 """What the probes return for a position the book cannot answer (no score reaches it)."""
@@ -59,17 +59,13 @@ SCORE_STONES = 12
 _KEY12_RECORD = np.dtype([("key", ">i4"), ("value", "u1")])
 _DISTANCE_BASE = 100  # the 12-ply file stores +-(100 - plies to the winning stone)
 
-_jit = numba.njit(cache=True, nogil=True)
-_popcount = _jit(bits.popcount)
-_mirror = _jit(bits.mirror)
-_has_four = _jit(bits.has_four)
 
 
 class BookUnavailableError(RuntimeError):
     """The opening book cannot be loaded; the engine runs on without it."""
 
 
-@_jit
+@jit
 def _huffman_key(current: int, mask: int) -> int:
     """The file's key of ``(current, mask)`` as an unsigned number, for an even
     stone count (``current`` is then the first player's)."""
@@ -84,7 +80,7 @@ def _huffman_key(current: int, mask: int) -> int:
     return key << 1
 
 
-@_jit
+@jit
 def _search(keys: np.ndarray, values: np.ndarray, key: int) -> int:
     """``values`` at ``key`` in the sorted ``keys``, or NOT_IN_BOOK.
 
@@ -102,13 +98,13 @@ def _search(keys: np.ndarray, values: np.ndarray, key: int) -> int:
     return values[base] if keys[base] == key else NOT_IN_BOOK
 
 
-@_jit
+@jit
 def _search_both(keys: np.ndarray, values: np.ndarray, current: int, mask: int,
                  signed32: bool) -> int:
     """Look the position up, then its mirror image: the files keep either."""
     for flip in range(2):
-        cur = _mirror(current) if flip else current
-        key = _huffman_key(cur, _mirror(mask) if flip else mask)
+        cur = mirror(current) if flip else current
+        key = _huffman_key(cur, mirror(mask) if flip else mask)
         if signed32 and key >= 1 << 31:
             key -= 1 << 32
         value = _search(keys, values, key)
@@ -117,19 +113,19 @@ def _search_both(keys: np.ndarray, values: np.ndarray, current: int, mask: int,
     return NOT_IN_BOOK
 
 
-@_jit
+@jit
 def book_score(keys: np.ndarray, scores: np.ndarray, current: int, mask: int) -> int:
     """Exact Pons score (side to move) of a 12-stone position, else NOT_IN_BOOK.
 
     Pass :attr:`OpeningBook.keys12` and :attr:`OpeningBook.scores12`.  Positions
     whose side to move wins with its next stone are not in the book.
     """
-    if _popcount(mask) != SCORE_STONES:
+    if popcount(mask) != SCORE_STONES:
         return NOT_IN_BOOK
     return _search_both(keys, scores, current, mask, True)
 
 
-@_jit
+@jit
 def book_outcome(keys: np.ndarray, outcomes: np.ndarray, current: int, mask: int) -> int:
     """+1 win, 0 draw, -1 loss for the side to move of an 8-stone position, else NOT_IN_BOOK.
 
@@ -137,7 +133,7 @@ def book_outcome(keys: np.ndarray, outcomes: np.ndarray, current: int, mask: int
     leaves wins out, so "not found" means a win; that inference needs a real
     table and a game not over yet, hence the two guards.
     """
-    if _popcount(mask) != OUTCOME_STONES or keys.size == 0 or _has_four(current ^ mask):
+    if popcount(mask) != OUTCOME_STONES or keys.size == 0 or has_four(current ^ mask):
         return NOT_IN_BOOK
     found = _search_both(keys, outcomes, current, mask, False)
     return 1 if found == NOT_IN_BOOK else found

@@ -16,6 +16,10 @@ values stay strictly between ``-MATE`` and ``MATE``.  Pons scores count the
 stones on the board when the game ends, not the distance from the root, so
 they need no adjustment when they move up the tree or through the table.
 
+The opening book's 12-stone table (:mod:`c4engine.book`) is probed where the
+search reaches 12 stones: its scores are exact, so they end the search there
+whatever the depth.  Without a book the two arrays are empty.
+
 All state lives in two numpy arrays owned by the caller (:mod:`c4engine.search`):
 the table ``tt`` and ``ctx``, which holds the counters and flags, the
 evaluation weights and a per-ply scratch area for move ordering (one array
@@ -31,6 +35,7 @@ import numba
 import numpy as np
 
 from .bits import BOARD_MASK, CELLS, WIDTH
+from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
 from .evaluation import N_TERMS, evaluate
 from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
 
@@ -60,7 +65,8 @@ MIN_TABLE_ENTRIES = (1 << 17) + 1
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
-NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1], numba.int64[::1])
+NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1], numba.int64[::1],
+                                numba.int32[::1], numba.int8[::1])
 
 
 @jit
@@ -174,7 +180,8 @@ def should_abort(ctx: np.ndarray) -> bool:
 
 @numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
-            tt: np.ndarray, ctx: np.ndarray) -> int:
+            tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
     (fail-hard on the low side).  ``depth`` plies are searched; a depth that
     reaches the end of the game makes the score exact."""
@@ -197,6 +204,10 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
         beta = highest
         if alpha >= beta:
             return beta
+    if stones == BOOK_STONES:
+        book = book_score(book_keys, book_scores, current, mask)
+        if book != NOT_IN_BOOK:
+            return min(max(to_internal(book), alpha), beta)
     if depth <= 0:
         value = evaluate(current, mask, stones, ctx[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
@@ -229,13 +240,13 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
         child = current ^ mask
         if i == 0:
             value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                             tt, ctx)
+                             tt, ctx, book_keys, book_scores)
         else:  # principal variation search: prove the move worse with a null window first
             value = -negamax(child, child_mask, stones + 1, child_depth, -alpha - 1, -alpha, ply + 1,
-                             tt, ctx)
+                             tt, ctx, book_keys, book_scores)
             if alpha < value < beta and not ctx[ABORTED]:
                 value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                                 tt, ctx)
+                                 tt, ctx, book_keys, book_scores)
         if ctx[ABORTED]:
             return 0
         if value >= beta:
@@ -257,7 +268,8 @@ def immediate_win(current: int, mask: int) -> int:
 
 @jit
 def move_score(current: int, mask: int, stones: int, col: int, depth: int, alpha: int, beta: int,
-               tt: np.ndarray, ctx: np.ndarray) -> int:
+               tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Score of playing ``col`` (which must be playable), from the mover's view, in
     ``[alpha, beta]``.  Unlike :func:`negamax` it accepts any move, also one
     that wins at once or hands the opponent a four."""
@@ -269,12 +281,14 @@ def move_score(current: int, mask: int, stones: int, col: int, depth: int, alpha
         return -to_internal((CELLS - stones) // 2)
     if stones + 1 == CELLS:
         return 0
-    return -negamax(child, child_mask, stones + 1, depth - 1, -beta, -alpha, 1, tt, ctx)
+    return -negamax(child, child_mask, stones + 1, depth - 1, -beta, -alpha, 1,
+                    tt, ctx, book_keys, book_scores)
 
 
 @jit
 def search_root(current: int, mask: int, stones: int, depth: int, every_move: bool, first_col: int,
-                scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray) -> int:
+                scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Search every legal move to ``depth`` and return the best column (-1 when aborted
     before any move finished).  ``scores[col]`` receives each move's score:
     exact for every move when ``every_move`` is set (MultiPV), otherwise exact
@@ -288,13 +302,13 @@ def search_root(current: int, mask: int, stones: int, depth: int, every_move: bo
         col = ctx[SCRATCH + 2 * i]
         if every_move or i == 0:
             value = move_score(current, mask, stones, col, depth, -INFINITE, INFINITE,
-                               tt, ctx)
+                               tt, ctx, book_keys, book_scores)
         else:
             value = move_score(current, mask, stones, col, depth, alpha, alpha + 1,
-                               tt, ctx)
+                               tt, ctx, book_keys, book_scores)
             if value > alpha and not ctx[ABORTED]:
                 value = move_score(current, mask, stones, col, depth, alpha, INFINITE,
-                                   tt, ctx)
+                                   tt, ctx, book_keys, book_scores)
         if ctx[ABORTED]:
             break
         scores[col] = value
@@ -311,7 +325,8 @@ def half(x: int) -> int:
 
 @jit
 def solve(current: int, mask: int, stones: int, weak: bool,
-          tt: np.ndarray, ctx: np.ndarray) -> int:
+          tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Exact Pons score of a position that is not over (weak: only its sign), by
     null-window searches that narrow ``[lowest, highest]`` (Pons' driver).  The
     result is meaningless if ``ctx[ABORTED]`` is set afterwards."""
@@ -328,7 +343,8 @@ def solve(current: int, mask: int, stones: int, weak: bool,
         elif middle >= 0 and half(highest) > middle:
             middle = half(highest)
         probe = to_internal(middle)
-        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0, tt, ctx)
+        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0,
+                        tt, ctx, book_keys, book_scores)
         if value <= probe:
             highest = middle
         else:
@@ -338,7 +354,8 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
 @jit
 def solve_move(current: int, mask: int, stones: int, col: int, weak: bool,
-               tt: np.ndarray, ctx: np.ndarray) -> int:
+               tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Exact Pons score, for the mover, of playing ``col`` (any playable column)."""
     move = playable_cells(mask) & column_cells(col)
     if immediate_win(current, mask) & move:
@@ -348,12 +365,13 @@ def solve_move(current: int, mask: int, stones: int, col: int, weak: bool,
         return -((CELLS - stones) // 2)
     if stones + 1 == CELLS:
         return 0
-    return -solve(child, child_mask, stones + 1, weak, tt, ctx)
+    return -solve(child, child_mask, stones + 1, weak, tt, ctx, book_keys, book_scores)
 
 
 @jit
 def solve_root(current: int, mask: int, stones: int, every_move: bool, scores: np.ndarray,
-               tt: np.ndarray, ctx: np.ndarray) -> int:
+               tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
     """Solve the root exactly and return a best column (-1 if aborted).  With
     ``every_move`` each move is solved (MultiPV); otherwise the root is solved
     once and the first move, best ordered first, that reaches that score is
@@ -365,20 +383,23 @@ def solve_root(current: int, mask: int, stones: int, every_move: bool, scores: n
             col = COLUMN_ORDER[i]
             if playable_cells(mask) & column_cells(col) == 0:
                 continue
-            value = to_internal(solve_move(current, mask, stones, col, False, tt, ctx))
+            value = to_internal(solve_move(current, mask, stones, col, False,
+                                           tt, ctx, book_keys, book_scores))
             if ctx[ABORTED]:
                 return -1
             scores[col] = value
             if best_col < 0 or value > scores[best_col]:
                 best_col = col
         return best_col
-    target = to_internal(solve(current, mask, stones, False, tt, ctx))
+    target = to_internal(solve(current, mask, stones, False, tt, ctx, book_keys, book_scores))
     count = order_moves(current, mask, playable_cells(mask), NO_MOVE, ctx, 0)
     for i in range(count):
         if ctx[ABORTED]:
             return -1
         col = ctx[SCRATCH + 2 * i]
-        if move_score(current, mask, stones, col, CELLS, target - 1, target, tt, ctx) >= target:
+        value = move_score(current, mask, stones, col, CELLS, target - 1, target,
+                           tt, ctx, book_keys, book_scores)
+        if value >= target:
             scores[col] = target
             return col
     return -1

@@ -26,6 +26,7 @@ import numpy as np
 from . import kernel
 from .bits import CELLS, WIDTH
 from .board import Position
+from .book import OpeningBook
 from .evaluation import N_TERMS, THREAT_WEIGHTS
 from .limits import Limits
 from .kernel import (
@@ -128,7 +129,9 @@ class Searcher:
 
     One search at a time; :meth:`clear` and :meth:`resize` must not overlap a search."""
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS) -> None:
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
+                 book: OpeningBook | None = None) -> None:
+        self.book = book or OpeningBook.empty()
         self.ctx = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
         self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
         self.tt = np.zeros(0, dtype=np.int64)
@@ -152,6 +155,10 @@ class Searcher:
     def set_weights(self, weights: np.ndarray) -> None:
         self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
 
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays every kernel entry point takes: table, context, book."""
+        return self.tt, self.ctx, self.book.keys12, self.book.scores12
+
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
         sample = self.tt[:1000]
@@ -167,7 +174,7 @@ class Searcher:
     def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
         self._begin(UNLIMITED)
-        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, self.tt, self.ctx)
+        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, *self.tables())
         return int(score), int(self.ctx[NODES])
 
     def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
@@ -278,7 +285,7 @@ class _Iterations:
         self.searcher._begin(self.node_budget())
         every_move = self.multipv > 1
         col = kernel.search_root(self.pos.current, self.pos.mask, self.pos.stones, depth, every_move,
-                                 self.best_col, self.scores, self.tt, self.ctx)
+                                 self.best_col, self.scores, *self.searcher.tables())
         self.nodes += int(self.ctx[NODES])
         if self.ctx[ABORTED] or col < 0:
             return False
@@ -290,7 +297,7 @@ class _Iterations:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
         self.searcher._begin(self.node_budget(budget))
         col = kernel.solve_root(self.pos.current, self.pos.mask, self.pos.stones, self.multipv > 1,
-                                self.scores, self.tt, self.ctx)
+                                self.scores, *self.searcher.tables())
         self.nodes += int(self.ctx[NODES])
         if self.ctx[ABORTED]:
             self.ctx[ABORTED] = 0
