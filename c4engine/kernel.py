@@ -170,6 +170,16 @@ def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarr
 
 
 @jit
+def begin_search(ctx: np.ndarray, node_limit: int) -> None:
+    """Reset the counters and flags for a new search (one call from Python instead of
+    four numpy writes, which matters when a whole solve takes microseconds)."""
+    ctx[NODES] = 0
+    ctx[ABORTED] = 0
+    ctx[SELDEPTH] = 0
+    ctx[NODE_LIMIT] = node_limit
+
+
+@jit
 def should_abort(ctx: np.ndarray) -> bool:
     """Count a node and tell whether the search must unwind (stop flag or node limit)."""
     ctx[NODES] += 1

@@ -30,7 +30,7 @@ from .book import OpeningBook
 from .evaluation import N_TERMS, THREAT_WEIGHTS
 from .limits import Limits
 from .kernel import (
-    ABORTED, GENERATION, GENERATIONS, INFINITE, MATE, MIN_TABLE_ENTRIES, NODE_LIMIT, NODES,
+    ABORTED, GENERATION, GENERATIONS, INFINITE, MATE, MIN_TABLE_ENTRIES, NODES,
     SELDEPTH, STOP, WEIGHTS,
 )
 
@@ -165,15 +165,13 @@ class Searcher:
         generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.ctx[GENERATION])))
 
-    def _begin(self, node_limit: int) -> None:
-        self.ctx[NODES] = 0
-        self.ctx[ABORTED] = 0
-        self.ctx[SELDEPTH] = 0
-        self.ctx[NODE_LIMIT] = node_limit
+    def begin(self, node_limit: int) -> None:
+        """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
+        kernel.begin_search(self.ctx, node_limit)
 
     def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
-        self._begin(UNLIMITED)
+        self.begin(UNLIMITED)
         score = kernel.solve(pos.current, pos.mask, pos.stones, weak, *self.tables())
         return int(score), int(self.ctx[NODES])
 
@@ -282,7 +280,7 @@ class _Iterations:
 
     def heuristic_iteration(self, depth: int) -> bool:
         """One depth-limited iteration; False when it was cut short."""
-        self.searcher._begin(self.node_budget())
+        self.searcher.begin(self.node_budget())
         every_move = self.multipv > 1
         col = kernel.search_root(self.pos.current, self.pos.mask, self.pos.stones, depth, every_move,
                                  self.best_col, self.scores, *self.searcher.tables())
@@ -295,7 +293,7 @@ class _Iterations:
 
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
-        self.searcher._begin(self.node_budget(budget))
+        self.searcher.begin(self.node_budget(budget))
         col = kernel.solve_root(self.pos.current, self.pos.mask, self.pos.stones, self.multipv > 1,
                                 self.scores, *self.searcher.tables())
         self.nodes += int(self.ctx[NODES])
