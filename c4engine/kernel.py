@@ -37,7 +37,7 @@ import numpy as np
 from .bits import BOARD_MASK, CELLS, WIDTH
 from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
 from .evaluation import N_TERMS, evaluate
-from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
+from .jitbits import column_cells, entry, has_four, jit, playable_cells, popcount, winning_cells
 
 MATE = 10_000
 INFINITE = 30_000
@@ -169,7 +169,7 @@ def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarr
     return count
 
 
-@jit
+@entry
 def begin_search(ctx: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""
@@ -415,7 +415,27 @@ def solve_root(current: int, mask: int, stones: int, every_move: bool, scores: n
     return -1
 
 
-@jit
+SOLVE, SOLVE_WEAK, SEARCH_ROOT, SOLVE_ROOT = range(4)
+
+
+@entry
+def run(task: int, current: int, mask: int, stones: int, depth: int, every_move: bool, first_col: int,
+        scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray,
+        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
+    """The kernel's one search entry point from Python (one, because numba optimizes
+    each compiled function together with everything it calls, so every other
+    entry point would cost another optimization of the whole search):
+    ``SOLVE``/``SOLVE_WEAK`` return :func:`solve`'s score, ``SEARCH_ROOT`` and
+    ``SOLVE_ROOT`` the best column of :func:`search_root` / :func:`solve_root`."""
+    if task == SOLVE or task == SOLVE_WEAK:
+        return solve(current, mask, stones, task == SOLVE_WEAK, tt, ctx, book_keys, book_scores)
+    if task == SEARCH_ROOT:
+        return search_root(current, mask, stones, depth, every_move, first_col, scores,
+                           tt, ctx, book_keys, book_scores)
+    return solve_root(current, mask, stones, every_move, scores, tt, ctx, book_keys, book_scores)
+
+
+@entry
 def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray, ctx: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the

@@ -133,6 +133,7 @@ class Searcher:
                  book: OpeningBook | None = None) -> None:
         self.book = book or OpeningBook.empty()
         self.ctx = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
+        self.scratch_scores = np.zeros(WIDTH, dtype=np.int64)
         self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
         self.tt = np.zeros(0, dtype=np.int64)
         self.resize(hash_mb)
@@ -172,7 +173,9 @@ class Searcher:
     def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
         self.begin(UNLIMITED)
-        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, *self.tables())
+        task = kernel.SOLVE_WEAK if weak else kernel.SOLVE
+        score = kernel.run(task, pos.current, pos.mask, pos.stones, 0, False, 0, self.scratch_scores,
+                           *self.tables())
         return int(score), int(self.ctx[NODES])
 
     def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
@@ -282,8 +285,8 @@ class _Iterations:
         """One depth-limited iteration; False when it was cut short."""
         self.searcher.begin(self.node_budget())
         every_move = self.multipv > 1
-        col = kernel.search_root(self.pos.current, self.pos.mask, self.pos.stones, depth, every_move,
-                                 self.best_col, self.scores, *self.searcher.tables())
+        col = kernel.run(kernel.SEARCH_ROOT, self.pos.current, self.pos.mask, self.pos.stones, depth,
+                         every_move, self.best_col, self.scores, *self.searcher.tables())
         self.nodes += int(self.ctx[NODES])
         if self.ctx[ABORTED] or col < 0:
             return False
@@ -294,8 +297,8 @@ class _Iterations:
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
         self.searcher.begin(self.node_budget(budget))
-        col = kernel.solve_root(self.pos.current, self.pos.mask, self.pos.stones, self.multipv > 1,
-                                self.scores, *self.searcher.tables())
+        col = kernel.run(kernel.SOLVE_ROOT, self.pos.current, self.pos.mask, self.pos.stones, 0,
+                         self.multipv > 1, 0, self.scores, *self.searcher.tables())
         self.nodes += int(self.ctx[NODES])
         if self.ctx[ABORTED]:
             self.ctx[ABORTED] = 0
