@@ -1,11 +1,14 @@
 """The ``c4engine`` command: the protocol process by default, and its tools.
 
-Subcommands import what they need when they run, so ``c4engine`` starts
-answering the protocol before the search kernel is compiled or loaded.
+Subcommands import what they need when they run, and the larger tools
+(``match``, ``strength``) are only imported when named, so plain ``c4engine``
+answers ``uci`` within a fraction of a second, long before the search kernel
+is compiled or loaded.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from typing import IO, TYPE_CHECKING
@@ -14,14 +17,31 @@ import click
 
 from . import __version__
 from .board import Position, RulesError
-from .match import match_command
 from .notation import parse_digits, render
 
 if TYPE_CHECKING:
     from .search import Searcher
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose heavier subcommands are imported only when used (click's
+    documented pattern for lazy subcommands)."""
+
+    LAZY = {"match": "c4engine.match:match_command", "strength": "c4engine.strength:strength_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            module, attribute = self.LAZY[name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="c4engine")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -162,8 +182,6 @@ def _human_move(pos: Position) -> Position:
             return pos.play(int(answer) - 1)
         click.echo(f"'{answer}' is not a playable column")
 
-
-cli.add_command(match_command)
 
 
 def main() -> None:
