@@ -319,7 +319,8 @@ def _split_option(text: str) -> tuple[str, str]:
 
 def _progress_line(verdict: Verdict) -> None:
     mark = "BLUNDER" if verdict.blunder else "fastest" if verdict.fastest else "kept"
-    click.echo(f"{verdict.position.moves or '-'} {verdict.move} {mark}", err=True)
+    click.echo(f"{verdict.position.moves or '-'} {verdict.move} {mark} "
+               f"{verdict.elapsed * 1000:.0f} ms", err=True)
 
 
 def default_engine_command() -> str:

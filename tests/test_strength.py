@@ -1,0 +1,206 @@
+"""``c4engine strength``: judging moves, phases, the shipped position set against an
+independent solver, and whole runs through the protocol."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from click.testing import CliRunner
+
+from c4engine.strength import (
+    PHASES,
+    TestPosition,
+    builtin_positions_text,
+    judge,
+    parse_position_line,
+    phase_of,
+    read_positions,
+    report_lines,
+    strength_command,
+    tally_by_phase,
+)
+
+TESTS = Path(__file__).resolve().parent
+PONS = TESTS.parents[1] / "shared" / "data" / "pons"
+SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"  # plays the first free column
+
+START = TestPosition("", (-2, -1, 0, 1, 0, -1, -2))  # won: only the centre keeps the win
+DRAWN = TestPosition("4", (-3, -2, 0, 0, 0, -2, -3))  # scores made up for the judging tests
+LOST = TestPosition("44", (-5, -3, -3, -4, -5, -5, -5))
+SLOW_WIN = TestPosition("444", (5, 3, 3, 3, -1, 0, 0))
+
+
+@pytest.fixture(scope="module")
+def bitbully() -> ModuleType:
+    return pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+
+
+# ---------------------------------------------------------------- judging
+
+@pytest.mark.parametrize(("position", "move", "kept", "fastest"), [
+    (START, "4", True, True),
+    (START, "3", False, False),  # win to draw
+    (START, "1", False, False),  # win to loss
+    (DRAWN, "5", True, True),
+    (DRAWN, "2", False, False),  # draw to loss
+    (LOST, "2", True, True),  # the longest defence
+    (LOST, "1", True, False),  # a loss stays a loss: no blunder possible
+    (SLOW_WIN, "1", True, True),
+    (SLOW_WIN, "2", True, False),  # still a win, only slower
+    (SLOW_WIN, "6", False, False),
+])
+def test_kept_fastest_blunder(position: TestPosition, move: str, kept: bool, fastest: bool) -> None:
+    verdict = judge(position, move)
+    assert (verdict.kept, verdict.fastest, verdict.blunder) == (kept, fastest, not kept)
+
+
+def test_drops_are_read_like_digits() -> None:
+    assert judge(START, "P@d1").played == 3
+    assert judge(DRAWN, "P@d2").fastest
+
+
+@pytest.mark.parametrize("move", ["", "(none)", "8", "P@d1", "p@a1"])
+def test_illegal_or_missing_move_is_a_blunder(move: str) -> None:
+    verdict = judge(DRAWN, move)  # P@d1: column d already holds a stone
+    assert verdict.played is None and verdict.blunder and verdict.score is None
+
+
+def test_full_column_is_illegal() -> None:
+    position = TestPosition("444444", (1, 0, 0, None, 0, 0, -1))
+    assert judge(position, "4").blunder
+
+
+def test_at_risk_only_when_some_move_worsens_the_result() -> None:
+    assert START.at_risk and DRAWN.at_risk and SLOW_WIN.at_risk
+    assert not LOST.at_risk
+
+
+@pytest.mark.parametrize(("stones", "phase"), [
+    (0, "0-8"), (8, "0-8"), (9, "9-16"), (16, "9-16"), (17, "17-24"), (24, "17-24"),
+    (25, "25+"), (41, "25+"),
+])
+def test_phase_buckets(stones: int, phase: str) -> None:
+    assert phase_of(stones).name == phase
+
+
+def test_tally_and_report() -> None:
+    late = TestPosition("1234567" * 3 + "2266", (2, 2, 2, 5, -3, -3, 5))
+    verdicts = [judge(START, "4"), judge(START, "3"), judge(LOST, "1"), judge(late, "7")]
+    tallies = tally_by_phase(verdicts)
+    assert list(tallies) == ["0-8", "25+", "all"]
+    first = tallies["0-8"]
+    assert (first.positions, first.at_risk, first.kept, first.fastest, first.blunders) == (3, 2, 2, 1, 1)
+    assert tallies["all"].fastest == 2
+    lines = report_lines(verdicts)
+    assert lines[1].split() == ["0-8", "3", "2", "2", "1", "1", "33.3"]
+    assert lines[-1].strip() == "(start): played column 3 (score 0), best 1 (column 4), phase 0-8"
+
+
+# ---------------------------------------------------------------- position files
+
+def test_line_round_trip() -> None:
+    for position in (START, TestPosition("444444", (1, 0, 0, None, 0, 0, -1))):
+        assert parse_position_line(position.to_line()) == position
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("44 1 2 3", "expected the moves and 7 scores"),
+    ("48 0 0 0 0 0 0 0", "column out of range"),
+    ("444444 0 0 0 0 0 0 0", "must mark exactly the full columns"),
+    ("1212121 0 0 0 0 0 0 0", "already over"),
+    ("44 0 0 0 y 0 0 0", "invalid literal"),
+])
+def test_bad_lines_are_refused(line: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        read_positions("# a comment\n\n" + line)
+
+
+def test_builtin_set_covers_every_phase() -> None:
+    positions = read_positions(builtin_positions_text())
+    counts = {phase.name: 0 for phase in PHASES}
+    for position in positions:
+        counts[phase_of(position.stones).name] += 1
+        assert len({s for s in position.scores if s is not None}) > 1, position.moves
+    assert counts == {phase.name: 100 for phase in PHASES}
+    first = [phase_of(p.stones).name for p in positions[:len(PHASES)]]
+    assert first == [phase.name for phase in PHASES]  # phases take turns: --limit stays balanced
+
+
+def test_bitbully_follows_pons_convention(bitbully: ModuleType) -> None:
+    """The best column's score is the position's score in Pons' own test set."""
+    path = PONS / "Test_L3_R1"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    solver = bitbully.BitBully(opening_book=None)
+    for line in path.read_text().splitlines()[:100]:
+        moves, score = line.split()
+        board = bitbully.Board([int(d) - 1 for d in moves])
+        assert max(solver.score_all_moves(board).values()) == int(score), moves
+
+
+def test_builtin_sample_agrees_with_bitbully(bitbully: ModuleType) -> None:
+    """20 random lines of the shipped set, rescored (with the 12-stone book, exact)."""
+    positions = read_positions(builtin_positions_text())
+    solver = bitbully.BitBully("12-ply-dist")
+    for position in random.Random(4).sample(positions, 20):
+        scores = solver.score_all_moves(bitbully.Board([int(d) - 1 for d in position.moves]))
+        assert tuple(scores.get(col) for col in range(7)) == position.scores, position.moves
+
+
+# ---------------------------------------------------------------- whole runs
+
+def table(output: str) -> dict[str, list[str]]:
+    """The rows of the report's table by phase name, numbers as printed."""
+    names = {phase.name for phase in PHASES} | {"all"}
+    return {words[0]: words[1:] for words in map(str.split, output.splitlines())
+            if words and words[0] in names}
+
+
+def write_positions(tmp_path: Path, positions: list[TestPosition]) -> Path:
+    path = tmp_path / "positions.txt"
+    path.write_text("# hand-made\n" + "\n".join(p.to_line() for p in positions) + "\n")
+    return path
+
+
+def test_run_with_a_drop_engine_lists_its_blunder(tmp_path: Path) -> None:
+    """The simple engine takes the cfour variant, answers in drops and plays column 1."""
+    lost = TestPosition("4", (-3, -2, -1, -1, -1, -2, -3))  # made-up scores
+    path = write_positions(tmp_path, [START, lost])
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", SIMPLE, "--movetime", "10"])
+    assert result.exit_code == 1, result.output
+    assert table(result.output)["0-8"] == ["2", "1", "1", "0", "1", "50.0"]
+    assert result.output.splitlines()[-1].strip() == "(start): played column 1 (score -2), best 1 (column 4), phase 0-8"
+
+
+def test_phase_and_limit_select(tmp_path: Path) -> None:
+    path = write_positions(tmp_path, [START, DRAWN, TestPosition("1234567" * 3 + "2266", (2,) * 7)])
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", SIMPLE, "--movetime", "10", "--phase", "25+"])
+    assert result.exit_code == 0, result.output
+    assert list(table(result.output)) == ["25+", "all"]
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", SIMPLE, "--movetime", "10", "--limit", "1"])
+    assert table(result.output)["all"][0] == "1"
+
+
+def test_bad_option_and_bad_engine_are_reported(tmp_path: Path) -> None:
+    path = write_positions(tmp_path, [START])
+    result = CliRunner().invoke(strength_command, ["--positions", str(path), "--option", "Hash"])
+    assert result.exit_code == 2 and "NAME=VALUE" in result.output
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", str(tmp_path / "no-such-engine")])
+    assert result.exit_code == 2 and "cannot start" in result.output
+
+
+def test_real_engine_end_to_end() -> None:
+    """Four shipped positions, one per phase, against ``python -m c4engine``."""
+    result = CliRunner().invoke(strength_command, ["--limit", "4", "--movetime", "50"])
+    assert result.exit_code in (0, 1), result.output
+    rows = table(result.output)
+    assert list(rows) == ["0-8", "9-16", "17-24", "25+", "all"]
+    assert rows["all"][0] == "4"
