@@ -1,0 +1,362 @@
+"""The search driver: what it plays under every kind of limit, how fast it stops,
+and what it reports.
+
+cutechess forfeits a game for an illegal or late move, and a wrong ``mate``
+is a bug, so these tests hold the driver to: always a legal move (whatever
+cut the search short), wins and forced blocks always played, limits and stop
+requests obeyed promptly, exact reports equal to the solver's scores, and the
+DESIGN's mate-distance formula.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from c4engine import kernel
+from c4engine.board import Position
+from c4engine.limits import Limits
+from c4engine.notation import parse_digits
+from c4engine.search import Report, Result, Searcher, StopSignal, mate_distance
+
+SEED = 20240614
+WIDTH, HEIGHT, CELLS = 7, 6, 42
+# Pons' Test_L3_R1, first lines: positions with their exact scores.
+PONS_LATE = [
+    ("2252576253462244111563365343671351441", -1),
+    ("7422341735647741166133573473242566", 1),
+    ("23163416124767223154467471272416755633", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def warm_searcher() -> Searcher:
+    """One searcher for the module, its kernels loaded (or compiled) before any timing."""
+    searcher = Searcher(hash_mb=16)
+    searcher.search(parse_digits("4453"), Limits(depth=3))
+    searcher.solve(parse_digits(PONS_LATE[0][0]))
+    return searcher
+
+
+@pytest.fixture
+def searcher(warm_searcher: Searcher) -> Searcher:
+    warm_searcher.clear()
+    return warm_searcher
+
+
+def random_positions(rng: random.Random, games: int) -> Iterator[Position]:
+    """Every position of ``games`` random games where the game is not over."""
+    for _ in range(games):
+        pos = Position()
+        while not pos.is_over():
+            yield pos
+            pos = pos.play(rng.choice(pos.legal_moves()))
+
+
+def digits(pos: Position) -> str:
+    return "".join(str(col + 1) for col in pos.history)
+
+
+def winning_cols(pos: Position) -> list[int]:
+    return [col for col in pos.legal_moves() if pos.is_winning_move(col)]
+
+
+def exact_move_value(searcher: Searcher, pos: Position, col: int) -> int:
+    """Pons score, for the mover, of playing ``col``: from the rules and the solver."""
+    if pos.is_winning_move(col):
+        return (CELLS + 1 - pos.stones) // 2
+    child = pos.play(col)
+    if child.is_over():  # the board is full
+        return 0
+    searcher.clear()
+    return -searcher.solve(child)[0]
+
+
+# ---------------------------------------------------------------- the move played
+
+@pytest.mark.parametrize("limits", [Limits(nodes=1), Limits(nodes=50), Limits(depth=1)],
+                         ids=["nodes=1", "nodes=50", "depth=1"])
+def test_always_a_legal_move(searcher: Searcher, limits: Limits) -> None:
+    """However early the search is cut, the move is legal (cutechess forfeits otherwise)."""
+    positions = list(random_positions(random.Random(SEED), 8))
+    assert len(positions) > 100
+    for pos in positions:
+        result = searcher.search(pos, limits)
+        assert result.move in pos.legal_moves(), (digits(pos), result)
+
+
+def test_no_move_when_the_game_is_over(searcher: Searcher) -> None:
+    result = searcher.search(parse_digits("1212121"), Limits(depth=3))
+    assert result.move is None
+
+
+@pytest.mark.parametrize("limits", [Limits(nodes=1), Limits(nodes=200), Limits(depth=1),
+                                    Limits(depth=4)],
+                         ids=["nodes=1", "nodes=200", "depth=1", "depth=4"])
+def test_an_immediate_win_is_played(searcher: Searcher, limits: Limits) -> None:
+    """Even a search cut after one node must not miss a win on the board."""
+    positions = [pos for pos in random_positions(random.Random(SEED + 1), 30) if winning_cols(pos)]
+    assert len(positions) > 20
+    for pos in positions:
+        result = searcher.search(pos, limits)
+        assert result.move in winning_cols(pos), digits(pos)
+
+
+def forced_block(pos: Position) -> int | None:
+    """The one column that stops the opponent's only immediate win, when the side to
+    move cannot win itself and blocking does not give the opponent the cell above."""
+    if winning_cols(pos):
+        return None
+    opponent_to_move = Position(pos.opponent, pos.mask)
+    threats = [col for col in pos.legal_moves() if opponent_to_move.is_winning_move(col)]
+    if len(threats) != 1 or winning_cols(pos.play(threats[0])):
+        return None
+    return threats[0]
+
+
+@pytest.mark.parametrize("depth", [2, 3, 6])
+def test_a_forced_block_is_played(searcher: Searcher, depth: int) -> None:
+    """With one opponent threat and no own win, anything but the block loses at once."""
+    cases = [(pos, block) for pos in random_positions(random.Random(SEED + 2), 30)
+             if (block := forced_block(pos)) is not None]
+    assert len(cases) > 20
+    for pos, block in cases:
+        result = searcher.search(pos, Limits(depth=depth))
+        assert result.move == block, digits(pos)
+
+
+# ---------------------------------------------------------------- limits and stopping
+
+@pytest.mark.parametrize("moves", ["", "4453"])
+@pytest.mark.parametrize("limit", [100, 1000, 10_000, 100_000])
+def test_node_limit(searcher: Searcher, moves: str, limit: int) -> None:
+    """The search uses its node budget (these positions are far from solved) and no
+    more than a few nodes beyond it."""
+    result = searcher.search(parse_digits(moves), Limits(nodes=limit))
+    assert 0.9 * limit <= result.nodes <= limit + WIDTH
+    assert result.report is not None and result.report.nodes <= limit + WIDTH
+
+
+def test_depth_limit(searcher: Searcher) -> None:
+    """Reports come once per finished depth, and the depth limit is the last one."""
+    reports: list[Report] = []
+    result = searcher.search(parse_digits("4453"), Limits(depth=5), on_report=reports.append)
+    assert [report.depth for report in reports] == [1, 2, 3, 4, 5]
+    assert result.report == reports[-1] and not reports[-1].exact
+
+
+def test_stop_from_another_thread(searcher: Searcher) -> None:
+    """An unlimited search on the empty board returns within 50 ms of the stop."""
+    stop = StopSignal()
+    results: list[Result] = []
+    returned: list[float] = []
+
+    def run() -> None:
+        results.append(searcher.search(Position(), Limits(), stop=stop))
+        returned.append(time.perf_counter())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.1)
+    assert thread.is_alive(), "the unlimited search ended by itself"
+    fired = time.perf_counter()
+    stop.fire()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    latency_ms = (returned[0] - fired) * 1000
+    print(f"stop latency: {latency_ms:.2f} ms")
+    assert latency_ms < 50
+    assert results[0].move in range(WIDTH)
+
+
+def test_stop_fired_before_the_search(searcher: Searcher) -> None:
+    """A stop that arrives before ``go`` is processed still ends the search at once."""
+    stop = StopSignal()
+    stop.fire()
+    started = time.perf_counter()
+    result = searcher.search(Position(), Limits(), stop=stop)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    assert elapsed_ms < 50
+    assert result.move in range(WIDTH)
+
+
+def test_stop_signal_does_not_leak_into_the_next_search(searcher: Searcher) -> None:
+    """After a stopped search the next one, with its own signal, runs normally."""
+    stop = StopSignal()
+    stop.fire()
+    searcher.search(Position(), Limits(), stop=stop)
+    result = searcher.search(parse_digits("4453"), Limits(depth=4))
+    assert result.report is not None and result.report.depth == 4
+
+
+def test_hard_deadline(searcher: Searcher) -> None:
+    """``hard_ms`` stops a search that would otherwise run for hours."""
+    started = time.perf_counter()
+    result = searcher.search(Position(), Limits(hard_ms=200))
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    print(f"hard_ms=200 returned after {elapsed_ms:.1f} ms")
+    assert 190 <= elapsed_ms <= 350
+    assert result.move in range(WIDTH)
+
+
+# ---------------------------------------------------------------- exact results
+
+def late_positions(rng: random.Random, count: int, stones: int) -> list[Position]:
+    """Positions of random games with ``stones`` stones, the game not over."""
+    out: list[Position] = []
+    while len(out) < count:
+        pos = Position()
+        while pos.stones < stones and not pos.is_over():
+            pos = pos.play(rng.choice(pos.legal_moves()))
+        if not pos.is_over():
+            out.append(pos)
+    return out
+
+
+def test_exact_report_on_pons_positions(searcher: Searcher) -> None:
+    """Late positions are solved by the driver: exact report, Pons' score, and a move
+    that keeps it."""
+    for moves, expected in PONS_LATE:
+        pos = parse_digits(moves)
+        result = searcher.search(pos, Limits())
+        assert result.report is not None and result.report.exact, moves
+        assert kernel.to_pons(result.report.best.score) == expected, moves
+        assert result.move is not None
+        assert exact_move_value(searcher, pos, result.move) == expected, moves
+
+
+def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
+    """The same on random positions with 26 stones, scored by a separate solver."""
+    oracle = Searcher(hash_mb=16)
+    for pos in late_positions(random.Random(SEED + 3), 30, 26):
+        oracle.clear()
+        expected, _ = oracle.solve(pos)
+        searcher.clear()
+        result = searcher.search(pos, Limits())
+        assert result.report is not None and result.report.exact, digits(pos)
+        assert kernel.to_pons(result.report.best.score) == expected, digits(pos)
+        assert result.move is not None
+        assert exact_move_value(oracle, pos, result.move) == expected, digits(pos)
+
+
+@pytest.mark.parametrize("moves, pons, mate", [
+    ("4455", 18, 2),      # first player: c1 or f1 makes two threats; wins with 6 stones on board
+    ("14157", 18, 2),     # second player, the same threats on the other side
+    ("44553", -18, -1),   # second player to move cannot stop both threats
+    ("141573", -18, -1),  # first player to move cannot stop both threats
+])
+def test_mate_distance_on_hand_worked_positions(searcher: Searcher, moves: str, pons: int,
+                                                mate: int) -> None:
+    """DESIGN: win N = (22 - s) - n // 2; loss N = -((22 + s) - (n + 1) // 2)."""
+    pos = parse_digits(moves)
+    assert searcher.solve(pos)[0] == pons
+    assert mate_distance(kernel.to_internal(pons), pos.stones) == mate
+    searcher.clear()
+    result = searcher.search(pos, Limits())
+    assert result.report is not None and result.report.exact
+    assert mate_distance(result.report.best.score, pos.stones) == mate
+
+
+def test_an_immediate_win_is_mate_in_one(searcher: Searcher) -> None:
+    """For every stone count and both sides: an immediate win is mate 1."""
+    positions = [pos for pos in random_positions(random.Random(SEED + 4), 40) if winning_cols(pos)]
+    assert len({pos.stones for pos in positions}) > 10
+    for pos in positions:
+        searcher.clear()
+        score, _ = searcher.solve(pos)
+        assert mate_distance(kernel.to_internal(score), pos.stones) == 1, digits(pos)
+
+
+def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:
+    """With MultiPV 7 on solvable positions, each line's score is that move's exact
+    score, every legal move has a line, and the lines come best first."""
+    oracle = Searcher(hash_mb=16)
+    for pos in late_positions(random.Random(SEED + 5), 12, 26):
+        searcher.clear()
+        result = searcher.search(pos, Limits(), multipv=7)
+        report = result.report
+        assert report is not None and report.exact, digits(pos)
+        by_col = {line.pv[0]: kernel.to_pons(line.score) for line in report.lines}
+        assert sorted(by_col) == pos.legal_moves(), digits(pos)
+        expected = {col: exact_move_value(oracle, pos, col) for col in pos.legal_moves()}
+        assert by_col == expected, digits(pos)
+        scores = [line.score for line in report.lines]
+        assert scores == sorted(scores, reverse=True), digits(pos)
+        assert result.move == report.lines[0].pv[0]
+
+
+def test_multipv_2_gives_the_two_best(searcher: Searcher) -> None:
+    pos = parse_digits(PONS_LATE[1][0])
+    result = searcher.search(pos, Limits(), multipv=2)
+    assert result.report is not None and len(result.report.lines) == 2
+    assert kernel.to_pons(result.report.lines[0].score) == PONS_LATE[1][1]
+
+
+# ---------------------------------------------------------------- perft
+
+def completes_four(columns: tuple[str, ...], col: int, stone: str) -> bool:
+    """Whether the top stone of ``col`` (just dropped) makes a line of four."""
+    row = len(columns[col]) - 1
+
+    def owner(c: int, r: int) -> str:
+        return columns[c][r] if 0 <= c < WIDTH and 0 <= r < len(columns[c]) else ""
+
+    for dc, dr in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        run = 1
+        for sign in (1, -1):
+            c, r = col + sign * dc, row + sign * dr
+            while owner(c, r) == stone:
+                run += 1
+                c, r = c + sign * dc, r + sign * dr
+        if run >= 4:
+            return True
+    return False
+
+
+@functools.cache
+def naive_perft(columns: tuple[str, ...], depth: int) -> int:
+    """Move sequences of ``depth`` plies from a position that is not over (columns as
+    strings of 'X' and 'O' from the bottom); a line that ends in a four before
+    ``depth`` counts for nothing.  Memoised on the position, which is all the
+    count depends on."""
+    if depth == 0:
+        return 1
+    stone = "XO"[sum(len(column) for column in columns) % 2]
+    total = 0
+    for col in range(WIDTH):
+        if len(columns[col]) == HEIGHT:
+            continue
+        child = columns[:col] + (columns[col] + stone,) + columns[col + 1:]
+        if depth == 1:
+            total += 1
+        elif not completes_four(child, col, stone):
+            total += naive_perft(child, depth - 1)
+    return total
+
+
+def columns_of(pos: Position) -> tuple[str, ...]:
+    return tuple("".join("XO"[pos.cell(col, row) - 1] for row in range(pos.column_height(col)))
+                 for col in range(WIDTH))
+
+
+def test_perft_of_the_empty_board() -> None:
+    """No game can end and no column fill within 6 plies; at 7 the six-stone columns
+    lose one move each (7**7 - 7), at 8 the first fours end games."""
+    for depth in range(1, 7):
+        assert kernel.perft(0, 0, depth) == 7 ** depth
+    empty = ("",) * WIDTH
+    assert naive_perft(empty, 7) == 7 ** 7 - 7 == kernel.perft(0, 0, 7)
+    assert kernel.perft(0, 0, 8) == naive_perft(empty, 8)
+
+
+def test_perft_from_late_positions() -> None:
+    """Where games end by fours and full columns within the horizon."""
+    for pos in late_positions(random.Random(SEED + 6), 10, 30):
+        for depth in (3, 5):
+            assert kernel.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
+                digits(pos)
