@@ -18,12 +18,12 @@ from .board import Position
 from .book import BookUnavailableError, OpeningBook
 from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, side_terms
 from .limits import Budget, Limits, clock_budget, movetime_budget
-from .notation import format_line, format_move, parse_digits
+from .notation import format_line, format_move
 from .options import Options
-from .search import Report, Result, Searcher, StopSignal, is_proven, mate_distance
+from .scores import is_proven, mate_distance
+from .search import Report, Result, Searcher, StopSignal
 
 WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
-WARM_UP_POSITION = "4444445"
 
 
 class Backend:
@@ -35,16 +35,7 @@ class Backend:
         self.searcher = Searcher(int(options["Hash"]))
         self._book: OpeningBook | None = None
         self.apply("OwnBook")
-        self._warm_up()
-
-    def _warm_up(self) -> None:
-        """Run every kernel entry point once, so the first ``go`` does not compile."""
-        pos = parse_digits(WARM_UP_POSITION)
-        self.searcher.search(pos, Limits(depth=2))
-        self.searcher.search(pos, Limits(depth=2), multipv=2)
-        self.searcher.solve(pos)
-        kernel.perft(0, 0, 1)
-        self.searcher.clear()
+        self.searcher.warm_up()
 
     def apply(self, option: str) -> None:
         """Make an option that was just set take effect."""
@@ -133,15 +124,23 @@ def info_line(pos: Position, rep: Report, index: int, drops: bool) -> str:
     nps = int(rep.nodes / rep.elapsed) if rep.elapsed > 0 else 0
     pv = " ".join(format_line(pos, list(line.pv), drops))
     return (f"info depth {rep.depth} seldepth {rep.seldepth} multipv {index + 1} "
-            f"score {score_text(line.score, pos.stones)} nodes {rep.nodes} nps {nps} "
+            f"score {score_text(line.score, pos.stones, rep.exact)} nodes {rep.nodes} nps {nps} "
             f"hashfull {rep.hashfull} time {elapsed_ms} pv {pv}")
 
 
-def score_text(score: int, stones: int) -> str:
-    """``mate N`` for a proven win or loss, ``cp X`` otherwise (a proven draw is ``cp 0``)."""
-    if is_proven(score):
-        return f"mate {mate_distance(score, stones)}"
-    return f"cp {score}"
+def score_text(score: int, stones: int, exact: bool) -> str:
+    """``mate N`` for a proven win or loss, ``cp X`` otherwise (a proven draw is ``cp 0``).
+
+    A depth-limited iteration can prove a win without proving it the fastest
+    (a quicker one may lie past its horizon), so until the exact solver has
+    spoken, a proven score is a bound: ``lowerbound`` for a win (it wins in at
+    most N moves), ``upperbound`` for a loss (it loses in at most |N|)."""
+    if not is_proven(score):
+        return f"cp {score}"
+    text = f"mate {mate_distance(score, stones)}"
+    if exact:
+        return text
+    return text + (" lowerbound" if score > 0 else " upperbound")
 
 
 def bestmove_line(pos: Position, result: Result, drops: bool) -> str:

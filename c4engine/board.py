@@ -81,6 +81,10 @@ class Position:
         return bool(winning_cells(self.current, self.mask) & playable_cells(self.mask)
                     & column_cells(col))
 
+    def can_win_now(self) -> bool:
+        """Whether the side to move has a move that completes a four."""
+        return bool(winning_cells(self.current, self.mask) & playable_cells(self.mask))
+
     def last_mover_won(self) -> bool:
         """Whether the side that just moved has four in a row."""
         return has_four(self.opponent)

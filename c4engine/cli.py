@@ -17,7 +17,7 @@ import click
 
 from . import __version__
 from .board import Position, RulesError
-from .notation import parse_digits, render
+from .notation import is_digit_string, parse_digits, render
 
 if TYPE_CHECKING:
     from .search import Searcher
@@ -66,7 +66,7 @@ def solve(file: IO[str], weak: bool, hash_mb: int) -> None:
     started = time.perf_counter()
     from .search import Searcher
     searcher = Searcher(hash_mb)
-    searcher.solve(parse_digits("4444445"))  # compile or load the kernel before timing
+    searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
     for number, line in enumerate(file, start=1):
@@ -105,7 +105,7 @@ def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _
     if not fields:
         return
     try:
-        if len(fields) > 2 or (len(fields) == 2 and not fields[1].lstrip("-").isdigit()):
+        if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
         pos = parse_digits(fields[0])
         if pos.is_over():
@@ -139,7 +139,7 @@ def bench(depth: int | None, hash_mb: int) -> None:
     from .bench import BENCH_DEPTH, bench_lines, run_bench
     from .search import Searcher
     searcher = Searcher(hash_mb)
-    run_bench(searcher, 2)  # compile or load the kernel outside the timing
+    searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):
         click.echo(line)
 
@@ -178,7 +178,7 @@ def _human_move(pos: Position) -> Position:
     """Ask until the human gives a playable column."""
     while True:
         answer = click.prompt("your move (1-7)", type=str).strip()
-        if answer.isdigit() and pos.can_play(int(answer) - 1):
+        if is_digit_string(answer) and pos.can_play(int(answer) - 1):
             return pos.play(int(answer) - 1)
         click.echo(f"'{answer}' is not a playable column")
 

@@ -2,12 +2,7 @@
 
 The same source serves the rules (as plain Python) and the kernel (compiled
 here), so the two can never disagree about what a four is.
-
-Two decorators: ``jit`` for the many small functions the search calls, which
-numba inlines into their callers instead of compiling each on its own (numba
-spends a fixed fraction of a second on every function it compiles, and with
-some thirty of them the engine's first start took over 15 s), and ``entry``
-for the few functions Python calls directly."""
+"""
 
 from __future__ import annotations
 
@@ -16,7 +11,6 @@ import numba
 from . import bits
 
 jit = numba.njit(cache=True, nogil=True)
-entry = numba.njit(cache=True, nogil=True)
 
 popcount = jit(bits.popcount)
 playable_cells = jit(bits.playable_cells)

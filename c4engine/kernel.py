@@ -20,6 +20,12 @@ The opening book's 12-stone table (:mod:`c4engine.book`) is probed where the
 search reaches 12 stones: its scores are exact, so they end the search there
 whatever the depth.  Without a book the two arrays are empty.
 
+Only the recursion and the solver's driver loop are compiled: the loops over
+the root moves live in :mod:`c4engine.search`, in Python.  They cost
+microseconds per iteration there, while every compiled function that calls
+the recursion costs seconds of compilation at the engine's first start, which
+must answer ``isready`` within 15 s.
+
 All state lives in two numpy arrays owned by the caller (:mod:`c4engine.search`):
 the table ``tt`` and ``ctx``, which holds the counters and flags, the
 evaluation weights and a per-ply scratch area for move ordering (one array
@@ -34,12 +40,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import scores
 from .bits import BOARD_MASK, CELLS, WIDTH
 from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
 from .evaluation import N_TERMS, evaluate
-from .jitbits import column_cells, entry, has_four, jit, playable_cells, popcount, winning_cells
+from .scores import MATE
+from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
 
-MATE = 10_000
 INFINITE = 30_000
 NO_MOVE = 7
 MAX_PLY = CELLS + 2
@@ -69,24 +76,9 @@ NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1], numba.int6
                                 numba.int32[::1], numba.int8[::1])
 
 
-@jit
-def to_internal(pons_score: int) -> int:
-    """A Pons score as an internal score."""
-    if pons_score > 0:
-        return MATE + pons_score
-    if pons_score < 0:
-        return -MATE + pons_score
-    return 0
-
-
-@jit
-def to_pons(score: int) -> int:
-    """An internal proven score as a Pons score (heuristic scores come out as 0)."""
-    if score >= MATE:
-        return score - MATE
-    if score <= -MATE:
-        return score + MATE
-    return 0
+to_internal = jit(scores.to_internal)
+to_pons = jit(scores.to_pons)
+win_now = jit(scores.win_now)
 
 
 @jit
@@ -169,7 +161,7 @@ def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarr
     return count
 
 
-@entry
+@jit
 def begin_search(ctx: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""
@@ -277,57 +269,6 @@ def immediate_win(current: int, mask: int) -> int:
 
 
 @jit
-def move_score(current: int, mask: int, stones: int, col: int, depth: int, alpha: int, beta: int,
-               tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
-    """Score of playing ``col`` (which must be playable), from the mover's view, in
-    ``[alpha, beta]``.  Unlike :func:`negamax` it accepts any move, also one
-    that wins at once or hands the opponent a four."""
-    move = playable_cells(mask) & column_cells(col)
-    if immediate_win(current, mask) & move:
-        return to_internal((CELLS + 1 - stones) // 2)
-    child, child_mask = current ^ mask, mask | move
-    if immediate_win(child, child_mask):
-        return -to_internal((CELLS - stones) // 2)
-    if stones + 1 == CELLS:
-        return 0
-    return -negamax(child, child_mask, stones + 1, depth - 1, -beta, -alpha, 1,
-                    tt, ctx, book_keys, book_scores)
-
-
-@jit
-def search_root(current: int, mask: int, stones: int, depth: int, every_move: bool, first_col: int,
-                scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
-    """Search every legal move to ``depth`` and return the best column (-1 when aborted
-    before any move finished).  ``scores[col]`` receives each move's score:
-    exact for every move when ``every_move`` is set (MultiPV), otherwise exact
-    for the best move and an upper bound for the others.  ``first_col``, the
-    previous iteration's best move, is searched first."""
-    scores[:] = -INFINITE
-    moves = playable_cells(mask)
-    count = order_moves(current, mask, moves, first_col, ctx, 0)
-    alpha, best_col = -INFINITE, -1
-    for i in range(count):
-        col = ctx[SCRATCH + 2 * i]
-        if every_move or i == 0:
-            value = move_score(current, mask, stones, col, depth, -INFINITE, INFINITE,
-                               tt, ctx, book_keys, book_scores)
-        else:
-            value = move_score(current, mask, stones, col, depth, alpha, alpha + 1,
-                               tt, ctx, book_keys, book_scores)
-            if value > alpha and not ctx[ABORTED]:
-                value = move_score(current, mask, stones, col, depth, alpha, INFINITE,
-                                   tt, ctx, book_keys, book_scores)
-        if ctx[ABORTED]:
-            break
-        scores[col] = value
-        if value > alpha:
-            alpha, best_col = value, col
-    return best_col
-
-
-@jit
 def half(x: int) -> int:
     """``x / 2`` rounded toward zero, as C does it in Pons' driver."""
     return -((-x) // 2) if x < 0 else x // 2
@@ -341,7 +282,7 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     null-window searches that narrow ``[lowest, highest]`` (Pons' driver).  The
     result is meaningless if ``ctx[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
-        return (CELLS + 1 - stones) // 2
+        return 1 if weak else win_now(stones)
     lowest = -((CELLS - stones) // 2)
     highest = (CELLS + 1 - stones) // 2
     if weak:
@@ -363,79 +304,6 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
 
 @jit
-def solve_move(current: int, mask: int, stones: int, col: int, weak: bool,
-               tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
-    """Exact Pons score, for the mover, of playing ``col`` (any playable column)."""
-    move = playable_cells(mask) & column_cells(col)
-    if immediate_win(current, mask) & move:
-        return (CELLS + 1 - stones) // 2
-    child, child_mask = current ^ mask, mask | move
-    if immediate_win(child, child_mask):
-        return -((CELLS - stones) // 2)
-    if stones + 1 == CELLS:
-        return 0
-    return -solve(child, child_mask, stones + 1, weak, tt, ctx, book_keys, book_scores)
-
-
-@jit
-def solve_root(current: int, mask: int, stones: int, every_move: bool, scores: np.ndarray,
-               tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
-    """Solve the root exactly and return a best column (-1 if aborted).  With
-    ``every_move`` each move is solved (MultiPV); otherwise the root is solved
-    once and the first move, best ordered first, that reaches that score is
-    found with one null-window search per move, which the table makes cheap."""
-    scores[:] = -INFINITE
-    best_col = -1
-    if every_move:
-        for i in range(WIDTH):
-            col = COLUMN_ORDER[i]
-            if playable_cells(mask) & column_cells(col) == 0:
-                continue
-            value = to_internal(solve_move(current, mask, stones, col, False,
-                                           tt, ctx, book_keys, book_scores))
-            if ctx[ABORTED]:
-                return -1
-            scores[col] = value
-            if best_col < 0 or value > scores[best_col]:
-                best_col = col
-        return best_col
-    target = to_internal(solve(current, mask, stones, False, tt, ctx, book_keys, book_scores))
-    count = order_moves(current, mask, playable_cells(mask), NO_MOVE, ctx, 0)
-    for i in range(count):
-        if ctx[ABORTED]:
-            return -1
-        col = ctx[SCRATCH + 2 * i]
-        value = move_score(current, mask, stones, col, CELLS, target - 1, target,
-                           tt, ctx, book_keys, book_scores)
-        if value >= target:
-            scores[col] = target
-            return col
-    return -1
-
-
-SOLVE, SOLVE_WEAK, SEARCH_ROOT, SOLVE_ROOT = range(4)
-
-
-@entry
-def run(task: int, current: int, mask: int, stones: int, depth: int, every_move: bool, first_col: int,
-        scores: np.ndarray, tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
-    """The kernel's one search entry point from Python (one, because numba optimizes
-    each compiled function together with everything it calls, so every other
-    entry point would cost another optimization of the whole search):
-    ``SOLVE``/``SOLVE_WEAK`` return :func:`solve`'s score, ``SEARCH_ROOT`` and
-    ``SOLVE_ROOT`` the best column of :func:`search_root` / :func:`solve_root`."""
-    if task == SOLVE or task == SOLVE_WEAK:
-        return solve(current, mask, stones, task == SOLVE_WEAK, tt, ctx, book_keys, book_scores)
-    if task == SEARCH_ROOT:
-        return search_root(current, mask, stones, depth, every_move, first_col, scores,
-                           tt, ctx, book_keys, book_scores)
-    return solve_root(current, mask, stones, every_move, scores, tt, ctx, book_keys, book_scores)
-
-
-@entry
 def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray, ctx: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the

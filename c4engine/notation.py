@@ -12,13 +12,19 @@ from .bits import H1, HEIGHT, WIDTH, popcount
 from .board import Position, RulesError, from_stones
 
 FILES = "abcdefg"
+DIGITS = "0123456789"
 STONES_PER_PLAYER = WIDTH * HEIGHT // 2
 START_FEN = f"7/7/7/7/7/7[{'P' * STONES_PER_PLAYER}{'p' * STONES_PER_PLAYER}] w - - 0 1"
 
 
+def is_digit_string(text: str) -> bool:
+    """Whether ``text`` is made of ASCII digits only (``str.isdigit`` also takes ``²``)."""
+    return bool(text) and all(ch in DIGITS for ch in text)
+
+
 def parse_move(token: str, pos: Position) -> int:
     """The 0-based column a single move token names: a digit or a drop ``P@d1``."""
-    if len(token) == 1 and token.isdigit():
+    if len(token) == 1 and token in DIGITS:
         col = int(token) - 1
         if not 0 <= col < WIDTH:
             raise RulesError(f"move '{token}': column out of range (1-{WIDTH})")
@@ -35,7 +41,7 @@ def _parse_drop(token: str, pos: Position) -> int:
         raise RulesError(f"move '{token}': the piece must be an uppercase P")
     if file not in FILES:
         raise RulesError(f"move '{token}': file must be a-g")
-    if not rank.isdigit() or not 1 <= int(rank) <= HEIGHT:
+    if rank not in DIGITS or not 1 <= int(rank) <= HEIGHT:
         raise RulesError(f"move '{token}': rank must be 1-{HEIGHT}")
     col = FILES.index(file)
     landing = pos.column_height(col) + 1
@@ -48,7 +54,7 @@ def _parse_drop(token: str, pos: Position) -> int:
 def play_moves(pos: Position, tokens: list[str]) -> Position:
     """``pos`` after every move of ``tokens``; a token may be a digit string (``4453``)."""
     for token in tokens:
-        singles = list(token) if token.isdigit() else [token]
+        singles = list(token) if is_digit_string(token) else [token]
         for single in singles:
             try:
                 pos = pos.play(parse_move(single, pos))
@@ -60,7 +66,7 @@ def play_moves(pos: Position, tokens: list[str]) -> Position:
 
 def parse_digits(text: str) -> Position:
     """The position after a Pons-style digit string such as ``4453`` (empty: start)."""
-    if text and not text.isdigit():
+    if text and not is_digit_string(text):
         raise RulesError(f"'{text}' is not a string of column digits")
     return play_moves(Position(), [text] if text else [])
 
@@ -119,7 +125,7 @@ def _parse_rows(board: str) -> tuple[int, int]:
         rank = HEIGHT - i
         col = 0
         for ch in row:
-            if ch.isdigit():
+            if ch in DIGITS:
                 col += int(ch)
             elif ch in "Pp":
                 if col < WIDTH:

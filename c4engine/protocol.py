@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Callable, Iterator
 
 from . import __version__
 from .board import Position, RulesError
-from .notation import format_line, format_move, parse_fen, play_moves, render, to_fen
+from .notation import format_line, format_move, is_digit_string, parse_fen, play_moves, render, to_fen
 from .options import SPECS, OptionError, Options
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ class Engine:
             self.out(line)
 
     def cmd_perft(self, args: list[str]) -> None:
-        if len(args) != 1 or not args[0].isdigit() or not 1 <= int(args[0]) <= MAX_PERFT_DEPTH:
+        if len(args) != 1 or not is_digit_string(args[0]) or not 1 <= int(args[0]) <= MAX_PERFT_DEPTH:
             raise CommandError(f"perft: expected a depth from 1 to {MAX_PERFT_DEPTH}")
         for line in self.backend_ready().perft(self.position, int(args[0]), self.drops):
             self.out(line)

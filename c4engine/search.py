@@ -24,17 +24,20 @@ from typing import Callable
 import numpy as np
 
 from . import kernel
-from .bits import CELLS, WIDTH
+from .bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
 from .board import Position
 from .book import OpeningBook
 from .evaluation import N_TERMS, THREAT_WEIGHTS
 from .limits import Limits
+from .notation import parse_digits
+from .scores import is_proven, mate_distance, to_internal, win_now
 from .kernel import (
-    ABORTED, GENERATION, GENERATIONS, INFINITE, MATE, MIN_TABLE_ENTRIES, NODES,
+    ABORTED, GENERATION, GENERATIONS, INFINITE, MIN_TABLE_ENTRIES, NODES,
     SELDEPTH, STOP, WEIGHTS,
 )
 
 UNLIMITED = 1 << 62
+WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
 DEFAULT_HASH_MB = 64
 ENTRY_BYTES = 8
 
@@ -110,20 +113,6 @@ def table_entries(hash_mb: int) -> int:
     return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
 
 
-def mate_distance(score: int, stones: int) -> int:
-    """A proven internal score as the protocol's ``mate N``: own moves until the win
-    (positive), or the opponent's moves until its win (negative)."""
-    pons = kernel.to_pons(score)
-    if pons > 0:
-        return (CELLS // 2 + 1 - pons) - stones // 2
-    return -((CELLS // 2 + 1 + pons) - (stones + 1) // 2)
-
-
-def is_proven(score: int) -> bool:
-    """Whether an internal score is a proven win or loss."""
-    return abs(score) >= MATE
-
-
 class Searcher:
     """A transposition table, a kernel context and the driver that uses them.
 
@@ -166,6 +155,15 @@ class Searcher:
         generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.ctx[GENERATION])))
 
+    def warm_up(self) -> None:
+        """Run every kernel entry point once on an easy position, so that numba compiles
+        (or loads from its cache) before the first real search is timed."""
+        pos = parse_digits(WARM_UP_MOVES)
+        self.search(pos, Limits(depth=2))
+        self.search(pos, Limits(depth=2), multipv=2)
+        self.solve(pos)
+        self.clear()
+
     def begin(self, node_limit: int) -> None:
         """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
         kernel.begin_search(self.ctx, node_limit)
@@ -173,10 +171,80 @@ class Searcher:
     def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
         self.begin(UNLIMITED)
-        task = kernel.SOLVE_WEAK if weak else kernel.SOLVE
-        score = kernel.run(task, pos.current, pos.mask, pos.stones, 0, False, 0, self.scratch_scores,
-                           *self.tables())
+        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, *self.tables())
         return int(score), int(self.ctx[NODES])
+
+    def aborted(self) -> bool:
+        return bool(self.ctx[ABORTED])
+
+    def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
+        """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
+        within ``[alpha, beta]``.  It settles here what the kernel must not be given:
+        a move that wins at once, one that lets the opponent win at once, the last cell."""
+        if pos.is_winning_move(col):
+            return to_internal(win_now(pos.stones))
+        child = pos.play(col)
+        if child.can_win_now():
+            return -to_internal(win_now(child.stones))
+        if child.is_over():
+            return 0
+        return -int(kernel.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
+                                   *self.tables()))
+
+    def solve_move(self, pos: Position, col: int) -> int:
+        """Pons score, for the mover, of playing ``col``."""
+        if pos.is_winning_move(col):
+            return win_now(pos.stones)
+        child = pos.play(col)
+        if child.can_win_now():
+            return -win_now(child.stones)
+        if child.is_over():
+            return 0
+        return -int(kernel.solve(child.current, child.mask, child.stones, False, *self.tables()))
+
+    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int,
+                    scores: np.ndarray) -> int:
+        """Search the root's moves to ``depth``; return the best column, or -1 when
+        stopped before one finished.  ``scores[col]`` gets each finished move's score:
+        exact for every move with ``every_move`` (MultiPV), else exact for the best
+        and a bound for the others (principal variation search at the root)."""
+        scores[:] = -INFINITE
+        alpha, best_col = -INFINITE, -1
+        for i, col in enumerate(root_order(pos, first_col)):
+            if every_move or i == 0:
+                value = self.move_value(pos, col, depth, -INFINITE, INFINITE)
+            else:
+                value = self.move_value(pos, col, depth, alpha, alpha + 1)
+                if value > alpha and not self.aborted():
+                    value = self.move_value(pos, col, depth, alpha, INFINITE)
+            if self.aborted():
+                break
+            scores[col] = value
+            if value > alpha:
+                alpha, best_col = value, col
+        return best_col
+
+    def solve_root(self, pos: Position, every_move: bool, first_col: int, scores: np.ndarray) -> int:
+        """Solve the root exactly; return a best column, or -1 when stopped.  With
+        ``every_move`` every move is solved (MultiPV); otherwise the root is solved
+        once and the first move, in search order, that reaches its score is found by
+        one null-window search per move, which the table makes cheap."""
+        scores[:] = -INFINITE
+        if every_move:
+            for col in root_order(pos, first_col):
+                value = to_internal(self.solve_move(pos, col))
+                if self.aborted():
+                    return -1
+                scores[col] = value
+            return int(np.argmax(scores))
+        target = to_internal(int(kernel.solve(pos.current, pos.mask, pos.stones, False, *self.tables())))
+        for col in root_order(pos, first_col):
+            if self.aborted():
+                return -1
+            if self.move_value(pos, col, CELLS, target - 1, target) >= target:
+                scores[col] = target
+                return col
+        return -1
 
     def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
                stop: StopSignal | None = None, multipv: int = 1) -> Result:
@@ -261,7 +329,7 @@ class _Iterations:
         winning = [col for col in moves if self.pos.is_winning_move(col)]
         if winning:
             return winning[0]
-        safe = [col for col in moves if not _hands_over_a_win(self.pos, col)]
+        safe = [col for col in moves if not self.pos.play(col).can_win_now()]
         return min(safe or moves, key=lambda col: abs(col - WIDTH // 2))
 
     def limit_reached(self) -> bool:
@@ -284,26 +352,22 @@ class _Iterations:
     def heuristic_iteration(self, depth: int) -> bool:
         """One depth-limited iteration; False when it was cut short."""
         self.searcher.begin(self.node_budget())
-        every_move = self.multipv > 1
-        col = kernel.run(kernel.SEARCH_ROOT, self.pos.current, self.pos.mask, self.pos.stones, depth,
-                         every_move, self.best_col, self.scores, *self.searcher.tables())
+        col = self.searcher.search_root(self.pos, depth, self.multipv > 1, self.best_col, self.scores)
         self.nodes += int(self.ctx[NODES])
-        if self.ctx[ABORTED] or col < 0:
+        if col < 0:
             return False
-        self.best_col = int(col)
+        self.best_col = col
         self.publish(depth, exact=False)
         return True
 
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
         self.searcher.begin(self.node_budget(budget))
-        col = kernel.run(kernel.SOLVE_ROOT, self.pos.current, self.pos.mask, self.pos.stones, 0,
-                         self.multipv > 1, 0, self.scores, *self.searcher.tables())
+        col = self.searcher.solve_root(self.pos, self.multipv > 1, self.best_col, self.scores)
         self.nodes += int(self.ctx[NODES])
-        if self.ctx[ABORTED]:
-            self.ctx[ABORTED] = 0
+        if col < 0:
             return False
-        self.best_col = int(col)
+        self.best_col = col
         self.publish(CELLS - self.pos.stones, exact=True)
         return True
 
@@ -325,7 +389,12 @@ class _Iterations:
         return tuple(int(col) for col in out[:length])
 
 
-def _hands_over_a_win(pos: Position, col: int) -> bool:
-    """Whether playing ``col`` lets the opponent complete a four at once."""
-    after = pos.play(col)
-    return any(after.is_winning_move(reply) for reply in after.legal_moves())
+def root_order(pos: Position, first_col: int) -> list[int]:
+    """The root's moves in search order: a move that wins at once (so that no limit,
+    however small, can miss it), the previous best, then by the winning cells each
+    gives the mover (as the kernel orders inner nodes), centre first."""
+    def key(col: int) -> tuple[bool, bool, int, int]:
+        cell = playable_cells(pos.mask) & column_cells(col)
+        return (not pos.is_winning_move(col), col != first_col,
+                -popcount(winning_cells(pos.current | cell, pos.mask)), abs(col - WIDTH // 2))
+    return sorted(pos.legal_moves(), key=key)

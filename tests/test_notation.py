@@ -231,16 +231,11 @@ def test_play_moves_names_the_refused_move() -> None:
         play_moves(Position(), ["1111111"])
 
 
-@pytest.mark.xfail(reason="parse_move calls int() on str.isdigit() characters: '²' raises a plain "
-                          "ValueError (c4engine solve crashes on such a line instead of reporting it)",
-                   strict=True)
 def test_superscript_digit_is_a_rules_error() -> None:
     with pytest.raises(RulesError):
         parse_digits("4²")
 
 
-@pytest.mark.xfail(reason="parse_move accepts any Unicode decimal digit: Arabic-Indic '٣' plays column 3",
-                   strict=True)
 def test_non_ascii_digit_is_refused() -> None:
     with pytest.raises(RulesError):
         parse_digits("٣")

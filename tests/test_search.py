@@ -22,7 +22,8 @@ from c4engine import kernel
 from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
-from c4engine.search import Report, Result, Searcher, StopSignal, mate_distance
+from c4engine.scores import mate_distance
+from c4engine.search import Report, Result, Searcher, StopSignal
 
 SEED = 20240614
 WIDTH, HEIGHT, CELLS = 7, 6, 42

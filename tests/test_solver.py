@@ -174,9 +174,6 @@ def test_solver_matches_plain_minimax(searcher: Searcher) -> None:
     assert big_trees >= 10, "too few positions with a real search behind them"
 
 
-@pytest.mark.xfail(reason="kernel.solve returns the exact score (43 - n) // 2 for an immediate win "
-                          "even when weak: 5 instead of 1 here; `c4engine solve --weak` then reports "
-                          "a mismatch", strict=True)
 def test_weak_solve_of_an_immediate_win(searcher: Searcher) -> None:
     pos = parse_digits(WIN_AT_ONCE)
     assert can_win_at_once(pos)
