@@ -138,7 +138,7 @@ def read_positions(text: str) -> list[TestPosition]:
 
 
 def builtin_positions_text() -> str:
-    """The set shipped with the package (see scripts/make_strength_positions.py)."""
+    """The set shipped with the package (see tests/make_strength_positions.py)."""
     return files("c4engine").joinpath(BUILTIN_POSITIONS).read_text(encoding="utf-8")
 
 
