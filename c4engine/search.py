@@ -3,11 +3,12 @@
 The kernel (:mod:`c4engine.kernel`) does the searching; this module decides
 what to search and for how long.  It owns the transposition table and the
 kernel's context array, runs depth 1, 2, ... with the threat evaluation at the
-leaves, and after each iteration gives the exact solver a node budget as
-large as everything searched so far: when the end of the game is within
-reach, the solver finishes inside that budget and the result is exact; when
-it is not, the budget wasted is at most the work already done, so the
-iterations cost at most about twice what they would alone.
+leaves, and after each iteration gives the exact solver a node budget of
+three times everything searched so far: when the end of the game is within
+reach, the solver finishes inside that budget and the result is exact (and
+the search ends); when it is not, the heuristic iterations still get about a
+quarter of the time, and a geometric series of budgets wastes at most a
+constant factor.
 
 Stopping is cooperative: :class:`StopSignal` writes the kernel's stop flag,
 which the running kernel polls at every node (it runs without the GIL, so the
@@ -37,6 +38,8 @@ from .kernel import (
 )
 
 UNLIMITED = 1 << 62
+EXACT_BUDGET_FACTOR = 3
+MIN_EXACT_BUDGET = 20_000
 WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
 DEFAULT_HASH_MB = 64
 ENTRY_BYTES = 8
@@ -313,13 +316,17 @@ class _Iterations:
             else:
                 finished = self.heuristic_iteration(depth)
                 if finished and not self.done():
-                    finished = self.exact_iteration(max(self.nodes, 1000))
-                    if not finished and self.limit_reached():
-                        break
-                    finished = True
+                    finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
             if not finished or self.done():
                 break
         return Result(self.best_move(), self.last, self.nodes)
+
+    def exact_budget(self) -> int:
+        """Nodes for the next attempt at solving the root: three times all the work so
+        far.  Solving is what makes a move safe and ends the search, so it gets most of
+        the time; an attempt that fails is not lost either, as the exact bounds it
+        proved stay in the table for the next one."""
+        return max(EXACT_BUDGET_FACTOR * self.nodes, MIN_EXACT_BUDGET)
 
     def best_move(self) -> int:
         """The last finished iteration's move, else any legal move that does not lose at once."""
