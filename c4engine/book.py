@@ -244,6 +244,11 @@ class OpeningBook:
         return cls(keys, values, keys, values)
 
     @property
+    def has_scores(self) -> bool:
+        """Whether the 12-stone table is loaded (``empty()`` has none)."""
+        return self.keys12.size > 0
+
+    @property
     def nbytes(self) -> int:
         """Memory held by the four arrays."""
         return sum(a.nbytes for a in (self.keys8, self.outcomes8, self.keys12, self.scores12))

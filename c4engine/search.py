@@ -27,7 +27,7 @@ import numpy as np
 from . import kernel
 from .bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
 from .board import Position
-from .book import OpeningBook
+from .book import SCORE_STONES, OpeningBook
 from .evaluation import N_TERMS, THREAT_WEIGHTS
 from .limits import Limits
 from .notation import parse_digits
@@ -315,11 +315,17 @@ class _Iterations:
                 finished = self.exact_iteration(UNLIMITED)
             else:
                 finished = self.heuristic_iteration(depth)
-                if finished and not self.done():
+                if finished and self.solver_may_reach_the_end() and not self.done():
                     finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
             if not finished or self.done():
                 break
         return Result(self.best_move(), self.last, self.nodes)
+
+    def solver_may_reach_the_end(self) -> bool:
+        """Whether an attempt at solving can succeed: with the book up to its 12 stones
+        (the solver stops there), and from 13 stones on in any case.  Below that,
+        without a book, a solve takes hours and every attempt would be wasted."""
+        return self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
 
     def exact_budget(self) -> int:
         """Nodes for the next attempt at solving the root: three times all the work so
