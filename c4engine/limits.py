@@ -34,6 +34,11 @@ class Limits:
     hard_ms: float | None = None
     mate: int | None = None
 
+    def __str__(self) -> str:
+        """``name=value`` pairs, times rounded to the millisecond (for ``debug on``)."""
+        return " ".join(f"{name}={value if value is None else round(value)}"
+                        for name, value in vars(self).items())
+
 
 @dataclass(frozen=True)
 class Budget:

@@ -316,6 +316,8 @@ class SearchJob:
         drops = self.engine.drops
         try:
             limits = self.backend.limits(self.position, self.params.values, timed)
+            if self.engine.debug:
+                self.engine.out(f"info string debug {limits}")
             result = self.backend.search(self.position, limits, self.signal, drops)
             line = bestmove_line(self.position, result, drops)
         except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go

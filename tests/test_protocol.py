@@ -1054,14 +1054,18 @@ def test_bench_prints_nodes_searched(engine: EngineProcess) -> None:
     assert any(re.fullmatch(r"Nodes searched *: \d+", line) for line in lines)
 
 
-def test_debug_on_and_off_write_nothing(engine: EngineProcess) -> None:
-    """``debug on``/``off`` are accepted silently, and searching in debug mode writes
-    only the usual lines."""
+def test_debug_mode_reports_the_limits(engine: EngineProcess) -> None:
+    """``debug on``/``off`` are accepted silently; in debug mode a ``go`` writes one
+    ``info string debug`` line with its limits (here the depth), and no more once off."""
     assert engine.command("debug on") == []
     engine.send("go depth 3")
     lines = engine.read_until("bestmove")
-    assert len(infos(lines)) == len(lines) - 1
+    debug = [line for line in lines if line.startswith("info string debug ")]
+    assert len(debug) == 1 and "depth=3" in debug[0], lines
+    assert len(infos(lines)) == len(lines) - 2
     assert engine.command("debug off") == []
+    engine.send("go depth 3")
+    assert not [line for line in engine.read_until("bestmove") if "debug" in line]
 
 
 # ------------------------------------------------------------------ output hygiene
