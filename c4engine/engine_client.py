@@ -47,7 +47,7 @@ class Score:
 
 
 @dataclass(frozen=True)
-class Limits:
+class GoLimits:
     """What a ``go`` command asks for; fields left None are not sent."""
 
     wtime: int | None = None
@@ -258,7 +258,7 @@ class EngineClient:
             line += " moves " + " ".join(moves)
         self.send(line)
 
-    def go(self, limits: Limits, timeout: float | None = None) -> SearchResult:
+    def go(self, limits: GoLimits, timeout: float | None = None) -> SearchResult:
         """Search and wait for ``bestmove``; EngineTimeout after ``timeout`` seconds.
 
         After a timeout the engine may still be searching: send :meth:`stop` and

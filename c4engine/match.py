@@ -28,7 +28,7 @@ import click
 
 from .board import Position, RulesError
 from .engine_client import (HANDSHAKE_TIMEOUT, EngineClient, EngineError, EngineTimeout,
-                            Limits)
+                            GoLimits)
 from .match_stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate, los,
                           pentanomial, score, sprt_decision, sprt_llr_pentanomial)
 from .notation import format_line, parse_digits, parse_move
@@ -309,10 +309,10 @@ class Game:
                   if t is not None]
         return min(limits) if limits else None
 
-    def _limits(self) -> Limits:
+    def _limits(self) -> GoLimits:
         cfg = self.config
         clocks = self.clocks.go_fields() if self.clocks else {}
-        return Limits(movetime=cfg.movetime, depth=cfg.depth, nodes=cfg.nodes, **clocks)
+        return GoLimits(movetime=cfg.movetime, depth=cfg.depth, nodes=cfg.nodes, **clocks)
 
 
 def _forfeit(colour: int, termination: str, template: str) -> _Ending:

@@ -38,7 +38,7 @@ import click
 
 from .bits import CELLS, WIDTH
 from .board import Position, RulesError
-from .engine_client import EngineClient, EngineError, EngineTimeout, Limits
+from .engine_client import EngineClient, EngineError, EngineTimeout, GoLimits
 from .notation import format_line, parse_digits, parse_move
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
@@ -280,7 +280,7 @@ class EngineUnderTest:
         cols = [int(d) - 1 for d in position.moves]
         self.client.position(format_line(Position(), cols, self.drops))
         try:
-            result = self.client.go(Limits(movetime=movetime),
+            result = self.client.go(GoLimits(movetime=movetime),
                                     timeout=movetime / 1000 + GRACE_SECONDS)
         except EngineTimeout:
             self.client.stop()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c4engine.engine_client import (EngineClient, EngineDied, EngineTimeout, Limits, Score,
+from c4engine.engine_client import (EngineClient, EngineDied, EngineTimeout, GoLimits, Score,
                                     SearchInfo, parse_info)
 from c4engine.match import (EngineSpec, MatchConfig, TimeControl, builtin_openings,
                             match_command, read_openings, run_match, schedule)
@@ -67,8 +67,8 @@ def test_later_info_lines_update_only_what_they_carry():
 
 
 def test_go_command():
-    assert Limits(depth=3).go_command() == "go depth 3"
-    assert Limits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
+    assert GoLimits(depth=3).go_command() == "go depth 3"
+    assert GoLimits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
         "go wtime 1000 btime 900 winc 10 binc 10 nodes 5"
 
 
@@ -84,7 +84,7 @@ def test_client_talks_to_an_engine_and_notices_its_death():
             client.read_line(0.05)
         client.position(["P@d1"])
         with pytest.raises(EngineDied, match="exited with code 3.*crashing on purpose"):
-            client.go(Limits(depth=1), timeout=5)
+            client.go(GoLimits(depth=1), timeout=5)
         assert not client.alive
         client.start()  # a restart
         assert client.alive
@@ -98,7 +98,7 @@ def test_client_search_result():
     client.start()
     try:
         client.position(["4", "4"])
-        result = client.go(Limits(depth=1), timeout=5)
+        result = client.go(GoLimits(depth=1), timeout=5)
         assert result.bestmove == "1"
         assert result.info == SearchInfo(1, Score("cp", 0), 1, 0, ("1",))
         assert 0 <= result.elapsed < 5
