@@ -3,7 +3,7 @@
 A Connect-Four game gives each side at most 21 moves, and the last ones cost
 almost nothing because the exact solver finishes them at once; the moves just
 after the opening book are the hard ones.  So the budget spreads the clock
-over about 60% of the moves still to come rather than over all of them, adds
+over 40% of the moves still to come rather than over all of them, adds
 most of the increment, and keeps ``Move Overhead`` aside for the trip through
 the pipes.  Two limits come out: a soft one (no new iteration starts after
 it) and a hard one (the search is stopped); the hard one never takes more than
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .bits import CELLS
 
-SHARE_OF_MOVES_LEFT = 0.6
+SHARE_OF_MOVES_LEFT = 0.4
 INCREMENT_SHARE = 0.8
 HARD_FACTOR = 3.0
 MAX_SHARE_OF_CLOCK = 0.5

@@ -1,0 +1,44 @@
+"""Time management: the budgets a clock gives must never risk a loss on time."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from c4engine.limits import Limits, clock_budget, movetime_budget
+
+
+@pytest.mark.parametrize(("time_left", "increment", "moves_to_go", "stones", "overhead"),
+                         itertools.product((1, 50, 1000, 60_000), (0, 10, 1000), (None, 1, 5),
+                                           (0, 13, 30, 41), (0, 30)))
+def test_clock_budget_keeps_a_margin(time_left: int, increment: int, moves_to_go: int | None,
+                                     stones: int, overhead: int) -> None:
+    """Whatever the clock, the hard limit leaves the overhead and never takes more than
+    half the clock plus part of the increment; the soft limit comes first."""
+    budget = clock_budget(time_left, increment, moves_to_go, stones, overhead)
+    usable = max(0, time_left - overhead)
+    assert 0 <= budget.soft_ms <= budget.hard_ms
+    assert budget.hard_ms <= max(1.0, usable)
+    assert budget.hard_ms <= max(1.0, usable * 0.5 + increment * 0.4)
+
+
+def test_clock_budget_gives_the_hard_moves_more_than_an_even_split() -> None:
+    """Just after the book (13 stones, 15 own moves to go) a move gets well over an
+    even share of the clock: the late moves, solved at once, will not need theirs."""
+    assert clock_budget(1000, 10, None, 13, 30).soft_ms > 2 * 1000 / 15
+
+
+def test_moves_to_go_caps_the_horizon() -> None:
+    """With one move to the time control the whole usable clock may be used."""
+    assert clock_budget(1000, 0, 1, 20, 30).soft_ms == pytest.approx(485.0)
+
+
+def test_movetime_budget_subtracts_the_overhead() -> None:
+    assert movetime_budget(1000, 30).hard_ms == 970
+    assert movetime_budget(10, 30).hard_ms == 1
+
+
+def test_limits_print_rounded_for_debug() -> None:
+    text = str(Limits(depth=3, soft_ms=766.9, hard_ms=2300.7))
+    assert text == "depth=3 nodes=None soft_ms=767 hard_ms=2301 mate=None"
