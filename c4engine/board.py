@@ -9,6 +9,7 @@ protocol thread and the search thread.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .bits import (
     BOARD_MASK,
@@ -38,9 +39,9 @@ class Position:
     mask: int = 0
     history: tuple[int, ...] = field(default=())
 
-    @property
+    @cached_property
     def stones(self) -> int:
-        """Number of stones on the board."""
+        """Number of stones on the board (cached: the search driver asks often)."""
         return popcount(self.mask)
 
     @property

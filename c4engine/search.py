@@ -125,15 +125,14 @@ class Searcher:
                  book: OpeningBook | None = None) -> None:
         self.book = book or OpeningBook.empty()
         self.ctx = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
-        self.scratch_scores = np.zeros(WIDTH, dtype=np.int64)
         self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
-        self.tt = np.zeros(0, dtype=np.int64)
+        self.tt: np.ndarray = np.empty(0, dtype=np.int64)
         self.resize(hash_mb)
 
     def resize(self, hash_mb: int) -> None:
         """A new, empty table of ``hash_mb`` MB (touched now, so the search never pays
         for page faults)."""
-        self.tt = np.zeros(0, dtype=np.int64)
+        self.tt = np.empty(0, dtype=np.int64)  # free the old table first: one table at a time
         self.tt = np.empty(table_entries(hash_mb), dtype=np.int64)
         self.tt.fill(0)
         self.ctx[GENERATION] = 0
@@ -182,27 +181,18 @@ class Searcher:
 
     def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
-        within ``[alpha, beta]``.  It settles here what the kernel must not be given:
-        a move that wins at once, one that lets the opponent win at once, the last cell."""
-        if pos.is_winning_move(col):
-            return to_internal(win_now(pos.stones))
-        child = pos.play(col)
-        if child.can_win_now():
-            return -to_internal(win_now(child.stones))
-        if child.is_over():
-            return 0
+        within ``[alpha, beta]``."""
+        settled, child = settle_move(pos, col)
+        if settled is not None:
+            return to_internal(settled)
         return -int(kernel.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
                                    *self.tables()))
 
     def solve_move(self, pos: Position, col: int) -> int:
         """Pons score, for the mover, of playing ``col``."""
-        if pos.is_winning_move(col):
-            return win_now(pos.stones)
-        child = pos.play(col)
-        if child.can_win_now():
-            return -win_now(child.stones)
-        if child.is_over():
-            return 0
+        settled, child = settle_move(pos, col)
+        if settled is not None:
+            return settled
         return -int(kernel.solve(child.current, child.mask, child.stones, False, *self.tables()))
 
     def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int,
@@ -242,9 +232,10 @@ class Searcher:
             return int(np.argmax(scores))
         target = to_internal(int(kernel.solve(pos.current, pos.mask, pos.stones, False, *self.tables())))
         for col in root_order(pos, first_col):
+            reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
             if self.aborted():
                 return -1
-            if self.move_value(pos, col, CELLS, target - 1, target) >= target:
+            if reaches_target:
                 scores[col] = target
                 return col
         return -1
@@ -400,6 +391,21 @@ class _Iterations:
         length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.tt,
                                             self.ctx, out)
         return tuple(int(col) for col in out[:length])
+
+
+def settle_move(pos: Position, col: int) -> tuple[int | None, Position]:
+    """The Pons score of playing ``col`` when the rules settle it at once (a win, a move
+    that lets the opponent win at once, the last cell), else None; and the position
+    after it.  The kernel must never be given those positions: it assumes the side
+    to move cannot win at once."""
+    if pos.is_winning_move(col):
+        return win_now(pos.stones), pos
+    child = pos.play(col)
+    if child.can_win_now():
+        return -win_now(child.stones), child
+    if child.is_over():
+        return 0, child
+    return None, child
 
 
 def root_order(pos: Position, first_col: int) -> list[int]:

@@ -16,9 +16,11 @@ import threading
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from c4engine import kernel
+from c4engine.book import BookUnavailableError, OpeningBook
 from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
@@ -361,3 +363,22 @@ def test_perft_from_late_positions() -> None:
         for depth in (3, 5):
             assert kernel.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
                 digits(pos)
+
+
+def test_a_solve_cut_short_never_passes_for_a_move_that_reaches_the_score() -> None:
+    """Regression: the root's score comes from the book at once (12 stones), then each
+    move is checked against it; when the node budget ran out inside that check, the
+    aborted search's 0 was taken for "reaches the score" and a move losing in 3 was
+    played instead of the one losing in 14.  Column 1 is the only best move here
+    (bitbully: -2 -12 -4 -13 -12 -12 -12)."""
+    try:
+        book = OpeningBook.load()
+    except BookUnavailableError as err:
+        pytest.skip(f"no opening book: {err}")
+    pos = parse_digits("122211522374")
+    searcher = Searcher(hash_mb=16, book=book)
+    searcher.begin(5000)
+    assert searcher.solve_root(pos, False, 3, np.zeros(7, dtype=np.int64)) == -1
+    searcher.clear()
+    result = searcher.search(pos, Limits(hard_ms=5000))
+    assert result.move == 0 and result.report is not None and result.report.exact
