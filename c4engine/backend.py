@@ -44,8 +44,7 @@ class Backend:
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":
-            self.searcher.book = self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty()
-            self.searcher.clear()
+            self.searcher.set_book(self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty())
         elif option == "Evaluation":
             self.searcher.set_weights(WEIGHTS_BY_NAME[str(self.options["Evaluation"])])
             self.searcher.clear()

@@ -18,7 +18,7 @@ they need no adjustment when they move up the tree or through the table.
 
 The opening book's 12-stone table (:mod:`c4engine.book`) is probed where the
 search reaches 12 stones: its scores are exact, so they end the search there
-whatever the depth.  Without a book the two arrays are empty.
+whatever the depth.  Without a book that part of ``mem`` is empty.
 
 Only the recursion and the solver's driver loop are compiled: the loops over
 the root moves live in :mod:`c4engine.search`, in Python.  They cost
@@ -26,13 +26,14 @@ microseconds per iteration there, while every compiled function that calls
 the recursion costs seconds of compilation at the engine's first start, which
 must answer ``isready`` within 15 s.
 
-All state lives in two numpy arrays owned by the caller (:mod:`c4engine.search`):
-the table ``tt`` and ``ctx``, which holds the counters and flags, the
-evaluation weights and a per-ply scratch area for move ordering (one array
-rather than four because every array argument costs time at each call from
-Python, and the solver is called once per position).  ``ctx[STOP]`` may be set
-by another Python thread at any time; the recursion polls it at every node
-(the functions run with ``nogil``) and unwinds at once.
+All state lives in one int64 array owned by the caller (:mod:`c4engine.search`),
+``mem``: the context (counters, flags, evaluation weights, per-ply scratch),
+the book's records and the transposition table, laid out as described below.
+One array, because numba passes every array as a structure of seven words:
+with four arrays each recursive call copied 28 words, and merging them made
+the solver about a quarter faster.  ``mem[STOP]`` may be set by another Python
+thread at any time; the recursion polls it at every node (the functions run
+with ``nogil``) and unwinds at once.
 """
 
 from __future__ import annotations
@@ -52,10 +53,13 @@ NO_MOVE = 7
 MAX_PLY = CELLS + 2
 COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
-# ctx layout: counters and flags, then the evaluation weights, then for each
-# ply 16 slots of scratch holding (column, ordering score) pairs.
+# The one array the kernel is given, ``mem``: first the context (counters and
+# flags, where the book and the table lie in ``mem``, the evaluation weights,
+# and for each ply 16 slots of scratch holding (column, ordering score)
+# pairs), then the book's 12-stone records, then the transposition table.
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
-WEIGHTS = 8
+BOOK_START, BOOK_RECORDS, TT_START, TT_SLOTS = range(6, 10)
+WEIGHTS = 10
 SCRATCH = WEIGHTS + N_TERMS
 SCRATCH_PER_PLY = 16
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
@@ -72,8 +76,7 @@ MIN_TABLE_ENTRIES = (1 << 17) + 1
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
-NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1], numba.int64[::1],
-                                numba.int32[::1], numba.int8[::1])
+NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1])
 
 
 to_internal = jit(scores.to_internal)
@@ -89,12 +92,18 @@ def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: 
 
 
 @jit
-def tt_lookup(tt: np.ndarray, key: int, generation: int) -> int:
-    """The entry stored for ``key`` in this generation, or 0."""
-    entry = tt[key % tt.shape[0]]
+def tt_slot(mem: np.ndarray, key: int) -> int:
+    """Where in ``mem`` the table keeps ``key``."""
+    return mem[TT_START] + key % mem[TT_SLOTS]
+
+
+@jit
+def tt_lookup(mem: np.ndarray, key: int) -> int:
+    """The entry stored for ``key`` in the current generation, or 0."""
+    entry = mem[tt_slot(mem, key)]
     if entry == 0 or (entry & 0xFFFFFFFF) != (key & 0xFFFFFFFF):
         return 0
-    if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != generation:
+    if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != mem[GENERATION]:
         return 0
     return entry
 
@@ -136,7 +145,7 @@ def non_losing_moves(current: int, mask: int) -> int:
 
 
 @jit
-def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarray, ply: int) -> int:
+def order_moves(current: int, mask: int, moves: int, tt_move: int, mem: np.ndarray, ply: int) -> int:
     """Write the moves of bitmask ``moves`` into the scratch of ``ply`` best first and return
     how many.  The table's move comes first, then moves by how many winning
     cells they give the mover (Pons' MoveSorter), centre first among equals."""
@@ -151,46 +160,45 @@ def order_moves(current: int, mask: int, moves: int, tt_move: int, ctx: np.ndarr
         if col == tt_move:
             score = 1000
         pos = count
-        while pos > 0 and ctx[base + 2 * pos - 1] < score:
-            ctx[base + 2 * pos] = ctx[base + 2 * pos - 2]
-            ctx[base + 2 * pos + 1] = ctx[base + 2 * pos - 1]
+        while pos > 0 and mem[base + 2 * pos - 1] < score:
+            mem[base + 2 * pos] = mem[base + 2 * pos - 2]
+            mem[base + 2 * pos + 1] = mem[base + 2 * pos - 1]
             pos -= 1
-        ctx[base + 2 * pos] = col
-        ctx[base + 2 * pos + 1] = score
+        mem[base + 2 * pos] = col
+        mem[base + 2 * pos + 1] = score
         count += 1
     return count
 
 
 @jit
-def begin_search(ctx: np.ndarray, node_limit: int) -> None:
+def begin_search(mem: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""
-    ctx[NODES] = 0
-    ctx[ABORTED] = 0
-    ctx[SELDEPTH] = 0
-    ctx[NODE_LIMIT] = node_limit
+    mem[NODES] = 0
+    mem[ABORTED] = 0
+    mem[SELDEPTH] = 0
+    mem[NODE_LIMIT] = node_limit
 
 
 @jit
-def should_abort(ctx: np.ndarray) -> bool:
+def should_abort(mem: np.ndarray) -> bool:
     """Count a node and tell whether the search must unwind (stop flag or node limit)."""
-    ctx[NODES] += 1
-    if ctx[STOP] != 0 or ctx[NODES] >= ctx[NODE_LIMIT]:
-        ctx[ABORTED] = 1
-    return ctx[ABORTED] != 0
+    mem[NODES] += 1
+    if mem[STOP] != 0 or mem[NODES] >= mem[NODE_LIMIT]:
+        mem[ABORTED] = 1
+    return mem[ABORTED] != 0
 
 
 @numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
-            tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
+            mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
     (fail-hard on the low side).  ``depth`` plies are searched; a depth that
     reaches the end of the game makes the score exact."""
-    if should_abort(ctx):
+    if should_abort(mem):
         return 0
-    if ply > ctx[SELDEPTH]:
-        ctx[SELDEPTH] = ply
+    if ply > mem[SELDEPTH]:
+        mem[SELDEPTH] = ply
     moves = non_losing_moves(current, mask)
     if moves == 0:
         return -(MATE + (CELLS - stones) // 2)
@@ -207,16 +215,16 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
         if alpha >= beta:
             return beta
     if stones == BOOK_STONES:
-        book = book_score(book_keys, book_scores, current, mask)
+        book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
         if book != NOT_IN_BOOK:
             return min(max(to_internal(book), alpha), beta)
     if depth <= 0:
-        value = evaluate(current, mask, stones, ctx[WEIGHTS:WEIGHTS + N_TERMS])
+        value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
 
     key = current + mask
     needed = min(depth, CELLS - stones)
-    entry = tt_lookup(tt, key, ctx[GENERATION])
+    entry = tt_lookup(mem, key)
     tt_move = NO_MOVE
     if entry != 0:
         tt_move = entry_move(entry)
@@ -232,33 +240,33 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
                 return alpha if flag == LOWER else beta
 
     child_depth = depth if moves & (moves - 1) == 0 else depth - 1  # a forced move costs no depth
-    count = order_moves(current, mask, moves, tt_move, ctx, ply)
+    count = order_moves(current, mask, moves, tt_move, mem, ply)
     base = SCRATCH + ply * SCRATCH_PER_PLY
     original_alpha = alpha
-    best_move = ctx[base]
+    best_move = mem[base]
     for i in range(count):
-        col = ctx[base + 2 * i]
+        col = mem[base + 2 * i]
         child_mask = mask | (moves & column_cells(col))
         child = current ^ mask
         if i == 0:
             value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                             tt, ctx, book_keys, book_scores)
+                             mem)
         else:  # principal variation search: prove the move worse with a null window first
             value = -negamax(child, child_mask, stones + 1, child_depth, -alpha - 1, -alpha, ply + 1,
-                             tt, ctx, book_keys, book_scores)
-            if alpha < value < beta and not ctx[ABORTED]:
+                             mem)
+            if alpha < value < beta and not mem[ABORTED]:
                 value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                                 tt, ctx, book_keys, book_scores)
-        if ctx[ABORTED]:
+                                 mem)
+        if mem[ABORTED]:
             return 0
         if value >= beta:
-            tt[key % tt.shape[0]] = tt_pack(key, value, needed, LOWER, col, ctx[GENERATION])
+            mem[tt_slot(mem, key)] = tt_pack(key, value, needed, LOWER, col, mem[GENERATION])
             return value
         if value > alpha:
             alpha = value
             best_move = col
     flag = EXACT if alpha > original_alpha else UPPER
-    tt[key % tt.shape[0]] = tt_pack(key, alpha, needed, flag, best_move, ctx[GENERATION])
+    mem[tt_slot(mem, key)] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
     return alpha
 
 
@@ -276,18 +284,17 @@ def half(x: int) -> int:
 
 @jit
 def solve(current: int, mask: int, stones: int, weak: bool,
-          tt: np.ndarray, ctx: np.ndarray,
-        book_keys: np.ndarray, book_scores: np.ndarray) -> int:
+          mem: np.ndarray) -> int:
     """Exact Pons score of a position that is not over (weak: only its sign), by
     null-window searches that narrow ``[lowest, highest]`` (Pons' driver).  The
-    result is meaningless if ``ctx[ABORTED]`` is set afterwards."""
+    result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)
     lowest = -((CELLS - stones) // 2)
     highest = (CELLS + 1 - stones) // 2
     if weak:
         lowest, highest = max(lowest, -1), min(highest, 1)
-    while lowest < highest and not ctx[ABORTED]:
+    while lowest < highest and not mem[ABORTED]:
         middle = lowest + half(highest - lowest)
         if middle <= 0 and half(lowest) < middle:
             middle = half(lowest)
@@ -295,7 +302,7 @@ def solve(current: int, mask: int, stones: int, weak: bool,
             middle = half(highest)
         probe = to_internal(middle)
         value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0,
-                        tt, ctx, book_keys, book_scores)
+                        mem)
         if value <= probe:
             highest = middle
         else:
@@ -304,7 +311,7 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
 
 @jit
-def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray, ctx: np.ndarray,
+def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
     columns into ``out`` and return how many (stops at a missing entry, an
@@ -320,7 +327,7 @@ def principal_variation(current: int, mask: int, first_col: int, tt: np.ndarray,
         if immediate_win(current, mask) & move:
             break
         current, mask = current ^ mask, mask | move
-        entry = tt_lookup(tt, current + mask, ctx[GENERATION])
+        entry = tt_lookup(mem, current + mask)
         col = entry_move(entry) if entry != 0 else NO_MOVE
     return length
 

@@ -33,8 +33,8 @@ from .limits import Limits
 from .notation import parse_digits
 from .scores import is_proven, mate_distance, to_internal, win_now
 from .kernel import (
-    ABORTED, GENERATION, GENERATIONS, INFINITE, MIN_TABLE_ENTRIES, NODES,
-    SELDEPTH, STOP, WEIGHTS,
+    ABORTED, BOOK_RECORDS, BOOK_START, GENERATION, GENERATIONS, INFINITE, MIN_TABLE_ENTRIES, NODES,
+    SELDEPTH, STOP, TT_SLOTS, TT_START, WEIGHTS,
 )
 
 UNLIMITED = 1 << 62
@@ -124,38 +124,60 @@ class Searcher:
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
                  book: OpeningBook | None = None) -> None:
         self.book = book or OpeningBook.empty()
-        self.ctx = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
-        self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
-        self.tt: np.ndarray = np.empty(0, dtype=np.int64)
-        self.resize(hash_mb)
+        self.mem = np.empty(0, dtype=np.int64)
+        self.hash_mb = hash_mb
+        self._lay_out(weights)
+
+    @property
+    def ctx(self) -> np.ndarray:
+        """The kernel's counters, flags, weights and scratch: the front of ``mem``."""
+        return self.mem[:kernel.CTX_SIZE]
+
+    @property
+    def tt(self) -> np.ndarray:
+        """The transposition table: the back of ``mem``."""
+        return self.mem[self.mem[TT_START]:]
+
+    def _lay_out(self, weights: np.ndarray) -> None:
+        """Build ``mem`` (see :mod:`c4engine.kernel`): the context, the book's records,
+        then an empty table, every page touched now so that the search never pays for
+        page faults.  The old array goes first, so only one is ever held."""
+        records, slots = self.book.table12, table_entries(self.hash_mb)
+        self.mem = np.empty(0, dtype=np.int64)
+        mem = np.empty(kernel.CTX_SIZE + records.size + slots, dtype=np.int64)
+        mem[:kernel.CTX_SIZE] = 0
+        mem[kernel.CTX_SIZE:kernel.CTX_SIZE + records.size] = records
+        mem[kernel.CTX_SIZE + records.size:] = 0
+        mem[BOOK_START], mem[BOOK_RECORDS] = kernel.CTX_SIZE, records.size
+        mem[TT_START], mem[TT_SLOTS] = kernel.CTX_SIZE + records.size, slots
+        mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+        self.mem = mem
 
     def resize(self, hash_mb: int) -> None:
-        """A new, empty table of ``hash_mb`` MB (touched now, so the search never pays
-        for page faults)."""
-        self.tt = np.empty(0, dtype=np.int64)  # free the old table first: one table at a time
-        self.tt = np.empty(table_entries(hash_mb), dtype=np.int64)
-        self.tt.fill(0)
-        self.ctx[GENERATION] = 0
+        """A new, empty table of ``hash_mb`` MB."""
+        self.hash_mb = hash_mb
+        self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
+
+    def set_book(self, book: OpeningBook) -> None:
+        """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table."""
+        self.book = book
+        self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
 
     def clear(self) -> None:
         """Forget everything in the table: a new generation, a real wipe every 16th time."""
-        generation = (self.ctx[GENERATION] + 1) % GENERATIONS
+        generation = (self.mem[GENERATION] + 1) % GENERATIONS
         if generation == 0:
             self.tt.fill(0)
-        self.ctx[GENERATION] = generation
+        self.mem[GENERATION] = generation
 
     def set_weights(self, weights: np.ndarray) -> None:
-        self.ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
-
-    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The arrays every kernel entry point takes: table, context, book."""
-        return self.tt, self.ctx, self.book.keys12, self.book.scores12
+        self.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
 
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
         sample = self.tt[:1000]
         generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
-        return int(np.count_nonzero((sample != 0) & (generation == self.ctx[GENERATION])))
+        return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
 
     def warm_up(self) -> None:
         """Run every kernel entry point once on an easy position, so that numba compiles
@@ -168,16 +190,16 @@ class Searcher:
 
     def begin(self, node_limit: int) -> None:
         """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
-        kernel.begin_search(self.ctx, node_limit)
+        kernel.begin_search(self.mem, node_limit)
 
     def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
         self.begin(UNLIMITED)
-        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, *self.tables())
-        return int(score), int(self.ctx[NODES])
+        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, self.mem)
+        return int(score), int(self.mem[NODES])
 
     def aborted(self) -> bool:
-        return bool(self.ctx[ABORTED])
+        return bool(self.mem[ABORTED])
 
     def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
@@ -186,14 +208,14 @@ class Searcher:
         if settled is not None:
             return to_internal(settled)
         return -int(kernel.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
-                                   *self.tables()))
+                                   self.mem))
 
     def solve_move(self, pos: Position, col: int) -> int:
         """Pons score, for the mover, of playing ``col``."""
         settled, child = settle_move(pos, col)
         if settled is not None:
             return settled
-        return -int(kernel.solve(child.current, child.mask, child.stones, False, *self.tables()))
+        return -int(kernel.solve(child.current, child.mask, child.stones, False, self.mem))
 
     def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int,
                     scores: np.ndarray) -> int:
@@ -230,7 +252,7 @@ class Searcher:
                     return -1
                 scores[col] = value
             return int(np.argmax(scores))
-        target = to_internal(int(kernel.solve(pos.current, pos.mask, pos.stones, False, *self.tables())))
+        target = to_internal(int(kernel.solve(pos.current, pos.mask, pos.stones, False, self.mem)))
         for col in root_order(pos, first_col):
             reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
             if self.aborted():
@@ -284,12 +306,8 @@ class _Iterations:
     scores: np.ndarray = field(default_factory=lambda: np.full(WIDTH, -INFINITE, dtype=np.int64))
 
     @property
-    def tt(self) -> np.ndarray:
-        return self.searcher.tt
-
-    @property
-    def ctx(self) -> np.ndarray:
-        return self.searcher.ctx
+    def mem(self) -> np.ndarray:
+        return self.searcher.mem
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000.0
@@ -357,7 +375,7 @@ class _Iterations:
         """One depth-limited iteration; False when it was cut short."""
         self.searcher.begin(self.node_budget())
         col = self.searcher.search_root(self.pos, depth, self.multipv > 1, self.best_col, self.scores)
-        self.nodes += int(self.ctx[NODES])
+        self.nodes += int(self.mem[NODES])
         if col < 0:
             return False
         self.best_col = col
@@ -368,7 +386,7 @@ class _Iterations:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
         self.searcher.begin(self.node_budget(budget))
         col = self.searcher.solve_root(self.pos, self.multipv > 1, self.best_col, self.scores)
-        self.nodes += int(self.ctx[NODES])
+        self.nodes += int(self.mem[NODES])
         if col < 0:
             return False
         self.best_col = col
@@ -381,15 +399,14 @@ class _Iterations:
             (col for col in range(WIDTH) if col != self.best_col and self.scores[col] > -INFINITE),
             key=lambda col: -self.scores[col])
         lines = tuple(Line(int(self.scores[col]), self.pv(col)) for col in order[:self.multipv])
-        self.last = Report(depth=depth, seldepth=max(depth, int(self.ctx[SELDEPTH]) + 1), lines=lines,
+        self.last = Report(depth=depth, seldepth=max(depth, int(self.mem[SELDEPTH]) + 1), lines=lines,
                            nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
                            hashfull=self.searcher.hashfull())
         self.on_report(self.last)
 
     def pv(self, first_col: int) -> tuple[int, ...]:
         out = np.zeros(CELLS, dtype=np.int64)
-        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.tt,
-                                            self.ctx, out)
+        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.mem, out)
         return tuple(int(col) for col in out[:length])
 
 

@@ -163,8 +163,8 @@ def test_documented_examples(book: OpeningBook) -> None:
 @pytest.mark.parametrize("stones", [0, 1, 7, 9, 10, 11, 13, 20])
 def test_other_stone_counts_are_not_in_book(book: OpeningBook, stones: int) -> None:
     pos = random_position(random.Random(SEED + stones), stones)
-    assert book_score(book.keys12, book.scores12, pos.current, pos.mask) == NOT_IN_BOOK
-    assert book_outcome(book.keys8, book.outcomes8, pos.current, pos.mask) == NOT_IN_BOOK
+    assert book_score(book.table12, 0, book.table12.size, pos.current, pos.mask) == NOT_IN_BOOK
+    assert book_outcome(book.table8, 0, book.table8.size, pos.current, pos.mask) == NOT_IN_BOOK
     assert book.probe(pos.current, pos.mask) is None
 
 
@@ -206,8 +206,8 @@ def test_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_loads_once(book: OpeningBook) -> None:
     assert OpeningBook.load() is OpeningBook.load()
-    assert book.keys12.size == 4_200_899 and book.keys8.size == 34_515
-    assert book.nbytes == 4_200_899 * 5 + 34_515 * 5  # int32 key + int8 value each
+    assert book.table12.size == 4_200_899 and book.table8.size == 34_515
+    assert book.nbytes == (4_200_899 + 34_515) * 8  # one packed int64 per record
 
 
 # ---------------------------------------------------------------- scores by hand
