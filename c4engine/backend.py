@@ -32,9 +32,8 @@ class Backend:
     def __init__(self, options: Options, write: Callable[[str], None]) -> None:
         self.options = options
         self.write = write
-        self.searcher = Searcher(int(options["Hash"]))
         self._book: OpeningBook | None = None
-        self.apply("OwnBook")
+        self.searcher = Searcher(int(options["Hash"]), self._weights(), self._wanted_book())
         self.searcher.warm_up()
 
     def apply(self, option: str) -> None:
@@ -44,10 +43,17 @@ class Backend:
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":
-            self.searcher.set_book(self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty())
+            self.searcher.set_book(self._wanted_book())
         elif option == "Evaluation":
-            self.searcher.set_weights(WEIGHTS_BY_NAME[str(self.options["Evaluation"])])
+            self.searcher.set_weights(self._weights())
             self.searcher.clear()
+
+    def _weights(self) -> np.ndarray:
+        return WEIGHTS_BY_NAME[str(self.options["Evaluation"])]
+
+    def _wanted_book(self) -> OpeningBook:
+        """The book if ``OwnBook`` is on (and the book can be had), else none."""
+        return self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty()
 
     def _loaded_book(self) -> OpeningBook:
         """The opening book, loaded on first use; without it, say so once and go on."""
@@ -86,7 +92,7 @@ class Backend:
 
     def describe_eval(self, pos: Position) -> list[str]:
         """The evaluation's terms for each side, weighted, and the total."""
-        weights = WEIGHTS_BY_NAME[str(self.options["Evaluation"])]
+        weights = self._weights()
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
         terms_first = side_terms(first, second, pos.mask, True)
         terms_second = side_terms(second, first, pos.mask, False)
