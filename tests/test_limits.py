@@ -10,8 +10,8 @@ from c4engine.limits import Limits, clock_budget, movetime_budget
 
 
 @pytest.mark.parametrize(("time_left", "increment", "moves_to_go", "stones", "overhead"),
-                         itertools.product((1, 50, 1000, 60_000), (0, 10, 1000), (None, 1, 5),
-                                           (0, 13, 30, 41), (0, 30)))
+                         list(itertools.product((1, 50, 1000, 60_000), (0, 10, 1000), (None, 1, 5),
+                                                (0, 13, 30, 41), (0, 30))))
 def test_clock_budget_keeps_a_margin(time_left: int, increment: int, moves_to_go: int | None,
                                      stones: int, overhead: int) -> None:
     """Whatever the clock, the hard limit leaves the overhead and never takes more than
