@@ -314,8 +314,10 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
-    columns into ``out`` and return how many (stops at a missing entry, an
-    illegal move or the end of the game)."""
+    columns into ``out`` and return how many.  It stops at a missing entry, at an
+    upper bound (every move failed low there, so the stored move is only the
+    first one tried, not a best one), at an illegal move or at the end of the
+    game."""
     length = 0
     col = first_col
     while length < out.shape[0] and col >= 0 and col < WIDTH:
@@ -328,7 +330,7 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
             break
         current, mask = current ^ mask, mask | move
         entry = tt_lookup(mem, current + mask)
-        col = entry_move(entry) if entry != 0 else NO_MOVE
+        col = entry_move(entry) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
     return length
 
 
