@@ -4,11 +4,10 @@ The kernel (:mod:`c4engine.kernel`) does the searching; this module decides
 what to search and for how long.  It owns the transposition table and the
 kernel's context array, runs depth 1, 2, ... with the threat evaluation at the
 leaves, and after each iteration gives the exact solver a node budget of
-three times everything searched so far: when the end of the game is within
+three times the work of those iterations: when the end of the game is within
 reach, the solver finishes inside that budget and the result is exact (and
-the search ends); when it is not, the heuristic iterations still get about a
-quarter of the time, and a geometric series of budgets wastes at most a
-constant factor.
+the search ends); when it is not, the iterations still get about a quarter
+of the time, and the budgets grow geometrically with them.
 
 Stopping is cooperative: :class:`StopSignal` writes the kernel's stop flag,
 which the running kernel polls at every node (it runs without the GIL, so the
@@ -301,6 +300,7 @@ class _Iterations:
     multipv: int
     started: float = field(default_factory=time.perf_counter)
     nodes: int = 0
+    heuristic_nodes: int = 0
     last: Report | None = None
     best_col: int = -1
     scores: np.ndarray = field(default_factory=lambda: np.full(WIDTH, -INFINITE, dtype=np.int64))
@@ -337,11 +337,13 @@ class _Iterations:
         return self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
 
     def exact_budget(self) -> int:
-        """Nodes for the next attempt at solving the root: three times all the work so
-        far.  Solving is what makes a move safe and ends the search, so it gets most of
-        the time; an attempt that fails is not lost either, as the exact bounds it
-        proved stay in the table for the next one."""
-        return max(EXACT_BUDGET_FACTOR * self.nodes, MIN_EXACT_BUDGET)
+        """Nodes for the next attempt at solving the root: three times the heuristic
+        iterations' work so far.  Solving is what makes a move safe and ends the
+        search, so it gets most of the time; tying the budget to the heuristic work
+        (not to all work) lets the iterations still deepen, since their move is
+        played when no attempt succeeds.  A failed attempt is not lost either: the
+        exact bounds it proved stay in the table for the next one."""
+        return max(EXACT_BUDGET_FACTOR * self.heuristic_nodes, MIN_EXACT_BUDGET)
 
     def best_move(self) -> int:
         """The last finished iteration's move, else any legal move that does not lose at once."""
@@ -376,6 +378,7 @@ class _Iterations:
         self.searcher.begin(self.node_budget())
         col = self.searcher.search_root(self.pos, depth, self.multipv > 1, self.best_col, self.scores)
         self.nodes += int(self.mem[NODES])
+        self.heuristic_nodes += int(self.mem[NODES])
         if col < 0:
             return False
         self.best_col = col
