@@ -33,13 +33,13 @@ class Backend:
         self.options = options
         self.write = write
         self._book: OpeningBook | None = None
-        self.searcher = Searcher(int(options["Hash"]), self._weights(), self._wanted_book())
+        self.searcher = Searcher(options.number("Hash"), self._weights(), self._wanted_book())
         self.searcher.warm_up()
 
     def apply(self, option: str) -> None:
         """Make an option that was just set take effect."""
         if option == "Hash":
-            self.searcher.resize(int(self.options["Hash"]))
+            self.searcher.resize(self.options.number("Hash"))
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":
@@ -49,7 +49,7 @@ class Backend:
             self.searcher.clear()
 
     def _weights(self) -> np.ndarray:
-        return WEIGHTS_BY_NAME[str(self.options["Evaluation"])]
+        return WEIGHTS_BY_NAME[self.options.text("Evaluation")]
 
     def _wanted_book(self) -> OpeningBook:
         """The book if ``OwnBook`` is on (and the book can be had), else none."""
@@ -74,7 +74,7 @@ class Backend:
 
     def budget(self, pos: Position, values: dict[str, int]) -> Budget | None:
         """Thinking time from ``movetime`` or the side to move's clock, if any."""
-        overhead = float(self.options["Move Overhead"])
+        overhead = float(self.options.number("Move Overhead"))
         if "movetime" in values:
             return movetime_budget(values["movetime"], overhead)
         clock, increment = ("wtime", "winc") if pos.side_to_move == 0 else ("btime", "binc")
@@ -88,7 +88,7 @@ class Backend:
         def report(rep: Report) -> None:
             for index, line in enumerate(rep.lines):
                 self.write(info_line(pos, rep, index, drops))
-        return self.searcher.search(pos, limits, report, stop, int(self.options["MultiPV"]))
+        return self.searcher.search(pos, limits, report, stop, self.options.number("MultiPV"))
 
     def describe_eval(self, pos: Position) -> list[str]:
         """The evaluation's terms for each side, weighted, and the total."""

@@ -164,9 +164,10 @@ def play(second: bool, movetime: int, moves: str) -> None:
         if pos.side_to_move == human_side:
             pos = _human_move(pos)
         else:
-            result = searcher.search(pos, Limits(hard_ms=movetime))
-            click.echo(f"c4engine plays {result.move + 1}")
-            pos = pos.play(result.move)
+            move = searcher.search(pos, Limits(hard_ms=movetime)).move
+            assert move is not None, "the game is not over, so there is a move"
+            click.echo(f"c4engine plays {move + 1}")
+            pos = pos.play(move)
     click.echo(render(pos))
     if pos.last_mover_won():
         click.echo("You win." if pos.side_to_move != human_side else "c4engine wins.")

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -553,7 +554,7 @@ def parse_tc(text: str) -> TimeControl:
 
 def parse_sprt(text: str) -> SprtParams:
     """``elo0=0 elo1=10 alpha=0.05 beta=0.05 [model=normalized|logistic]``."""
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     for word in text.split():
         key, sep, value = word.partition("=")
         if not sep or key not in ("elo0", "elo1", "alpha", "beta", "model"):

@@ -36,7 +36,7 @@ def parse_move(token: str, pos: Position) -> int:
 
 def _parse_drop(token: str, pos: Position) -> int:
     """The column of a cutechess drop, checking that the stone lands where it says."""
-    piece, _, file, rank = token
+    piece, file, rank = token[0], token[2], token[3]
     if piece != "P":
         raise RulesError(f"move '{token}': the piece must be an uppercase P")
     if file not in FILES:

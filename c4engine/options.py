@@ -89,6 +89,16 @@ class Options:
     def __getitem__(self, name: str) -> int | bool | str | None:
         return self.values[name]
 
+    def number(self, name: str) -> int:
+        """A spin option's value."""
+        value = self.values[name]
+        assert isinstance(value, int), f"{name} is not a spin option"
+        return value
+
+    def text(self, name: str) -> str:
+        """A combo option's value."""
+        return str(self.values[name])
+
     def set(self, name: str, raw: str | None) -> Spec:
         """Validate and store a value; return the option's spec."""
         spec = find_spec(name)
