@@ -43,9 +43,6 @@ class GoParams:
     infinite: bool = False
     ponder: bool = False
 
-    def get(self, key: str) -> int | None:
-        return self.values.get(key)
-
 
 def parse_go(tokens: list[str]) -> GoParams:
     """``go`` parameters in any order; a malformed one refuses the whole command."""
