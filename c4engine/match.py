@@ -127,14 +127,19 @@ def builtin_openings() -> tuple[str, ...]:
                  if f"{a}{b}" <= f"{8 - a}{8 - b}")
 
 
+EMPTY_BOARD = "-"  # an openings-file line for "start from the empty board"
+
+
 def read_openings(path: Path) -> tuple[str, ...]:
-    """Digit strings, one per line (blank lines and ``#`` comments skipped); each must
-    be a legal game that is not over yet."""
+    """Digit strings, one per line (blank lines and ``#`` comments skipped, ``-`` for
+    the empty board); each must be a legal game that is not over yet."""
     openings = []
     for number, raw in enumerate(path.read_text().splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
+        if line == EMPTY_BOARD:
+            line = ""
         try:
             if parse_digits(line).is_over():
                 raise RulesError("the game is already over")
@@ -645,7 +650,8 @@ def _echo_err(line: str) -> None:
               default=HANDSHAKE_TIMEOUT, show_default=True, metavar="SECONDS",
               help="Wait for uciok at each engine start.")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="File of openings, one digit string per line (default: all 2-ply openings).")
+              help="File of openings, one digit string per line, '-' for the empty board "
+                   "(default: all 2-ply openings).")
 @click.option("--order", type=click.Choice(["sequential", "random"]), default="sequential",
               show_default=True)
 @click.option("--seed", type=int, help="Seed for --order random.")

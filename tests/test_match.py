@@ -134,8 +134,8 @@ def test_random_order_is_a_seeded_permutation_per_pass():
 
 def test_read_openings(tmp_path):
     good = tmp_path / "good.txt"
-    good.write_text("# suite\n44\n\n4453  # comment\n")
-    assert read_openings(good) == ("44", "4453")
+    good.write_text("# suite\n44\n\n4453  # comment\n-\n")
+    assert read_openings(good) == ("44", "4453", "")
     bad = tmp_path / "bad.txt"
     bad.write_text("44\n4480\n")
     with pytest.raises(Exception, match=r"bad.txt:2: opening '4480'"):
