@@ -16,7 +16,7 @@ from .bench import bench_lines, run_bench
 
 from .board import Position
 from .book import BookUnavailableError, OpeningBook
-from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, side_terms
+from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
 from .limits import Budget, Limits, clock_budget, movetime_budget
 from .notation import format_line, format_move
 from .options import Options
@@ -99,11 +99,11 @@ class Backend:
         lines = [f"{'term':<22}{'weight':>7}{'X (first)':>12}{'O (second)':>12}"]
         for name, weight, a, b in zip(TERM_NAMES, weights, terms_first, terms_second):
             lines.append(f"{name:<22}{weight:>7}{a:>12}{b:>12}")
-        total_first = int(np.dot(weights, terms_first))
-        total_second = int(np.dot(weights, terms_second))
+        total_first = side_score(first, second, pos.mask, True, weights)
+        total_second = side_score(second, first, pos.mask, False, weights)
         lines.append(f"{'weighted total':<22}{'':>7}{total_first:>12}{total_second:>12}")
-        side = 1 if pos.side_to_move == 0 else -1
-        lines.append(f"Evaluation (side to move): {side * (total_first - total_second)} cp")
+        total = evaluate(pos.current, pos.mask, pos.stones, weights)
+        lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 
     def perft(self, pos: Position, depth: int, drops: bool) -> list[str]:

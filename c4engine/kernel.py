@@ -98,9 +98,11 @@ def tt_slot(mem: np.ndarray, key: int) -> int:
 
 
 @jit
-def tt_lookup(mem: np.ndarray, key: int) -> int:
-    """The entry stored for ``key`` in the current generation, or 0."""
-    entry = mem[tt_slot(mem, key)]
+def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
+    """The entry stored for ``key`` (at ``tt_slot(mem, key)``) in the current generation,
+    or 0.  The caller passes the slot so that a node divides once, for its probe and
+    its store."""
+    entry = mem[slot]
     if entry == 0 or (entry & 0xFFFFFFFF) != (key & 0xFFFFFFFF):
         return 0
     if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != mem[GENERATION]:
@@ -224,7 +226,8 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
 
     key = current + mask
     needed = min(depth, CELLS - stones)
-    entry = tt_lookup(mem, key)
+    slot = tt_slot(mem, key)
+    entry = tt_lookup(mem, slot, key)
     tt_move = NO_MOVE
     if entry != 0:
         tt_move = entry_move(entry)
@@ -260,13 +263,13 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
         if mem[ABORTED]:
             return 0
         if value >= beta:
-            mem[tt_slot(mem, key)] = tt_pack(key, value, needed, LOWER, col, mem[GENERATION])
+            mem[slot] = tt_pack(key, value, needed, LOWER, col, mem[GENERATION])
             return value
         if value > alpha:
             alpha = value
             best_move = col
     flag = EXACT if alpha > original_alpha else UPPER
-    mem[tt_slot(mem, key)] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
+    mem[slot] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
     return alpha
 
 
@@ -329,7 +332,7 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         if immediate_win(current, mask) & move:
             break
         current, mask = current ^ mask, mask | move
-        entry = tt_lookup(mem, current + mask)
+        entry = tt_lookup(mem, tt_slot(mem, current + mask), current + mask)
         col = entry_move(entry) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
     return length
 
