@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c4engine.engine_client import (EngineClient, EngineDied, EngineTimeout, GoLimits, Score,
-                                    SearchInfo, parse_info)
-from c4engine.match import (EngineSpec, MatchConfig, TimeControl, builtin_openings,
-                            match_command, read_openings, run_match, schedule)
-from c4engine.match_stats import SprtParams
-from c4engine.pgn import read_games
+from c4engine.engine import (EngineClient, EngineDied, EngineTimeout, GoLimits, Score,
+                             SearchInfo, parse_info)
+from c4engine.referee.cli import match_command
+from c4engine.referee.config import EngineSpec, MatchConfig, TimeControl
+from c4engine.referee.openings import builtin_openings, read_openings, schedule
+from c4engine.referee.pgn import read_games
+from c4engine.referee.stats import SprtParams
+from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -34,11 +34,13 @@ import click
 import pytest
 
 from c4engine.board import Position
-from c4engine.engine_client import EngineClient, GoLimits
-from c4engine.match import EngineSpec, GameOutcome, MatchConfig, run_match
+from c4engine.engine import EngineClient, GoLimits
 from c4engine.notation import format_line, parse_digits, parse_move
-from c4engine.pgn import BOOK, PgnGame, read_games
-from c4engine.strength import builtin_positions_text, read_positions
+from c4engine.referee.config import EngineSpec, MatchConfig
+from c4engine.referee.game import GameOutcome
+from c4engine.referee.pgn import BOOK, PgnGame, read_games
+from c4engine.referee.strength import builtin_positions_text, read_positions
+from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
 PERFECT = f"{sys.executable} {TESTS / 'perfect_engine.py'}"

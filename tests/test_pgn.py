@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from c4engine.engine_client import Score
+from c4engine.engine import Score
 from c4engine.notation import parse_digits
-from c4engine.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
 
 
 def sample_game(**changes) -> PgnGame:

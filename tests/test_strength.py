@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from c4engine.strength import (
+from c4engine.referee.strength import (
     PHASES,
     TestPosition,
     builtin_positions_text,

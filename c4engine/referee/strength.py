@@ -36,10 +36,10 @@ from pathlib import Path
 
 import click
 
-from .bits import CELLS, WIDTH
-from .board import Position, RulesError
-from .engine_client import EngineClient, EngineError, EngineTimeout, GoLimits
-from .notation import format_line, parse_digits, parse_move
+from ..bits import CELLS, WIDTH
+from ..board import Position, RulesError
+from ..engine import EngineClient, EngineError, EngineTimeout, GoLimits
+from ..notation import format_line, parse_digits, parse_move
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
 FULL = "x"  # a full column in the position file

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .board import Position, RulesError
-from .engine_client import Score
-from .notation import format_move, parse_fen, parse_move
+from ..board import Position, RulesError
+from ..engine import Score
+from ..notation import format_move, parse_fen, parse_move
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 BOOK = "book"
