@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c4engine.engine import (EngineClient, EngineDied, EngineTimeout, GoLimits, Score,
-                             SearchInfo, parse_info)
 from c4engine.referee.cli import match_command
 from c4engine.referee.config import EngineSpec, MatchConfig, TimeControl
 from c4engine.referee.openings import builtin_openings, read_openings, schedule
@@ -48,64 +46,6 @@ def play(cfg: MatchConfig):
     lines: list[str] = []
     report = run_match(cfg, lines.append)
     return report, lines
-
-
-# -- the engine client ----------------------------------------------------
-
-
-def test_parse_info():
-    line = "info depth 12 seldepth 20 score cp -35 lowerbound nodes 12345 nps 99 time 103 pv 4 4 5"
-    assert parse_info(line) == SearchInfo(12, Score("cp", -35), 12345, 103, ("4", "4", "5"))
-    assert parse_info("info depth 9 score mate -3 pv P@d1").score == Score("mate", -3)
-    assert parse_info("info string error: depth 5 is odd") == SearchInfo()
-    with pytest.raises(ValueError):
-        parse_info("info depth x")
-
-
-def test_later_info_lines_update_only_what_they_carry():
-    first = parse_info("info depth 5 score cp 20 nodes 100 time 5 pv 4")
-    assert first.merged(parse_info("info nodes 900 time 40")) == \
-        SearchInfo(5, Score("cp", 20), 900, 40, ("4",))
-
-
-def test_go_command():
-    assert GoLimits(depth=3).go_command() == "go depth 3"
-    assert GoLimits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
-        "go wtime 1000 btime 900 winc 10 binc 10 nodes 5"
-
-
-def test_client_talks_to_an_engine_and_notices_its_death():
-    client = EngineClient(misbehaving("crash"))
-    client.start()
-    try:
-        assert client.id_name == "simple" and client.supports_variant("cfour")
-        assert not client.supports_variant("chess")
-        client.set_option("UCI_Variant", "cfour")
-        client.is_ready()
-        with pytest.raises(EngineTimeout, match="no output within 0.05 s"):
-            client.read_line(0.05)
-        client.position(["P@d1"])
-        with pytest.raises(EngineDied, match="exited with code 3.*crashing on purpose"):
-            client.go(GoLimits(depth=1), timeout=5)
-        assert not client.alive
-        client.start()  # a restart
-        assert client.alive
-    finally:
-        client.quit()
-    assert not client.alive
-
-
-def test_client_search_result():
-    client = EngineClient(SIMPLE)
-    client.start()
-    try:
-        client.position(["4", "4"])
-        result = client.go(GoLimits(depth=1), timeout=5)
-        assert result.bestmove == "1"
-        assert result.info == SearchInfo(1, Score("cp", 0), 1, 0, ("1",))
-        assert 0 <= result.elapsed < 5
-    finally:
-        client.quit()
 
 
 # -- openings and schedule ------------------------------------------------

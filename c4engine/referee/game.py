@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from ..board import Position, RulesError
-from ..engine import EngineError, EngineTimeout, GoLimits
-from ..notation import format_line, parse_digits, parse_move
+from ..board import RulesError
+from ..engine import EngineError, EngineTimeout, GoLimits, engine_move
+from ..notation import parse_digits
 from .config import GameSpec, MatchConfig
 from .pgn import BOOK, PgnGame, PgnMove, move_comment
 from .players import Clocks, Player
@@ -76,7 +76,7 @@ class Game:
         timeout = (allowed + self.config.timemargin) / 1000 if allowed is not None \
             else self.config.stall_timeout
         try:
-            player.client.position(format_line(Position(), list(self.pos.history), player.drops))
+            player.client.position([col + 1 for col in self.pos.history])
             reply = player.client.go(self._limits(), timeout)
         except EngineTimeout:
             if allowed is None:
@@ -93,13 +93,12 @@ class Game:
         if self.clocks:
             self.clocks.charge(colour, elapsed_ms)
         try:
-            col = parse_move(reply.bestmove, self.pos)
-            self.pos = self.pos.play(col)
+            col = engine_move(reply.bestmove, self.pos, player.client.drops)
         except RulesError as err:
             return _forfeit(colour, "illegal move", f"{{side}} makes an illegal move: "
                             f"{reply.bestmove or '(none)'} ({err})")
-        self.moves.append(PgnMove(col, move_comment(reply.info.score, reply.info.depth,
-                                                    reply.elapsed)))
+        self.pos = self.pos.play(col)
+        self.moves.append(PgnMove(col, move_comment(reply.info, reply.elapsed)))
         return None
 
     def _allowed_ms(self, colour: int) -> float | None:

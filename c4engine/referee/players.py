@@ -7,6 +7,7 @@ from collections.abc import Callable
 from ..engine import EngineClient, EngineError
 from .config import EngineSpec, MatchConfig, TimeControl
 
+
 class Player:
     """An engine process as the referee uses it: configured after every (re)start,
     resynchronized or restarted before every game."""
@@ -16,23 +17,12 @@ class Player:
         self.spec = spec
         self.config = config
         self.client = EngineClient(spec.command, name=spec.name or spec.command, log=log)
-        self.drops = False
 
     def start(self) -> None:
-        """Start, handshake, select the cfour variant if offered, set the options.
-
-        An engine with variants but not ``cfour`` would play some other game with
-        our moves (Debian's Fairy-Stockfish 11.1 does): refused, as cutechess does.
-        One without a ``UCI_Variant`` option gets our digit moves."""
+        """Start, handshake, choose the variant and set the options
+        (:meth:`EngineClient.setup`)."""
         self.client.start(self.config.handshake_timeout)
-        self.drops = self.client.supports_variant("cfour")
-        if self.drops:
-            self.client.set_option("UCI_Variant", "cfour")
-        elif "UCI_Variant" in self.client.options:
-            raise EngineError(f"{self.client.name}: its UCI_Variant option offers no cfour")
-        for name, value in self.spec.options:
-            self.client.set_option(name, value)
-        self.client.is_ready()
+        self.client.setup(self.spec.options)
 
     def prepare(self) -> None:
         """Ready for a new game.  A live engine gets ``stop`` first: a search given up
