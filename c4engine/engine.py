@@ -23,9 +23,10 @@ nothing of:
 
 - numbers: ASCII digits with an optional minus, at most :data:`MAX_NUMBER`;
   an ``info`` line with any other number is ignored as a whole;
-- ``bestmove``: only one that arrives after its ``go`` was sent answers it;
-  extra ones (printed twice, or before any ``go``) are discarded and counted in
-  :attr:`EngineClient.stale_bestmoves`, so a move time is never negative;
+- ``bestmove``: only one written after the engine read the ``go`` answers it
+  (an ``isready`` sent just before ``go`` fences off older output); extra ones
+  (printed twice, or before any ``go``) are discarded and counted in
+  :attr:`EngineClient.stale_bestmoves`, and a move time is never negative;
 - notation: after ``UCI_Variant cfour`` a move must be a drop ``P@d1``, before
   it a digit; the other notation is an illegal move, as in cutechess;
 - the process: it runs in its own process group, and ending the engine ends the
@@ -482,22 +483,30 @@ class EngineClient:
     def go(self, limits: GoLimits, timeout: float | None = None) -> SearchResult:
         """Search and wait for ``bestmove``; EngineTimeout after ``timeout`` seconds.
 
-        Only lines that arrive after ``go`` was sent belong to it: anything older
-        (a second ``bestmove``, one sent before any ``go``) is discarded, a
-        ``bestmove`` among them counted in ``stale_bestmoves``.  After a timeout
-        the engine may still be searching: send :meth:`stop` and :meth:`is_ready`
-        before using it again.  A ``bestmove`` without a move gives an empty
-        ``bestmove``, which the caller judges like any other illegal move."""
+        ``isready`` goes just before ``go``, without waiting for the answer: an
+        engine reads its commands in order, so whatever it writes before that
+        ``readyok`` was written before it read the ``go`` and cannot answer it (a
+        second ``bestmove``, one sent before any ``go``).  Such a ``bestmove`` is
+        discarded and counted in ``stale_bestmoves``.  The time runs from before
+        the ``isready``, so it is never negative.  After a timeout the engine may
+        still be searching: send :meth:`stop` and :meth:`is_ready` before using it
+        again.  A ``bestmove`` without a move gives an empty ``bestmove``, which the
+        caller judges like any other illegal move."""
         sent = time.monotonic()  # the clock runs from sending, as in cutechess
+        deadline = None if timeout is None else sent + timeout
+        self.send("isready")
         self.send(limits.go_command())
-        info_lines = []
-        for arrived, line in self._read_until("bestmove", timeout, since=sent):
+        for _, line in self._read_until("readyok", timeout, deadline):
+            if line.split()[0] == "bestmove":
+                self._discard(line)
+        info_lines: list[str] = []
+        for arrived, line in self._read_until("bestmove", timeout, deadline):
             words = line.split()
-            if words[0] == "info":
-                info_lines.append(line)
-            elif words[0] == "bestmove":
+            if words[0] == "bestmove":
                 move = words[1] if len(words) > 1 else ""
                 return SearchResult(move, collect_lines(info_lines), arrived - sent)
+            if words[0] == "info":
+                info_lines.append(line)
         raise AssertionError("_read_until ends with the word it waits for")
 
     def stop(self) -> None:
@@ -511,28 +520,23 @@ class EngineClient:
         return self._next(deadline, "output", timeout)[1]
 
     def _read_until(self, word: str, timeout: float | None,
-                    since: float | None = None) -> Iterator[tuple[float, str]]:
+                    deadline: float | None = None) -> Iterator[tuple[float, str]]:
         """Stamped non-empty lines up to and including the first that starts with
-        ``word``; lines stamped before ``since`` are skipped (stale ``bestmove``s
-        counted)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        ``word``; EngineTimeout at ``deadline`` (by default ``timeout`` from now)."""
+        if deadline is None and timeout is not None:
+            deadline = time.monotonic() + timeout
         while True:
             stamp, line = self._next(deadline, word, timeout)
             words = line.split()
-            if not words:
-                continue
-            if since is not None and stamp < since:
-                self._discard(line)
-                continue
-            yield stamp, line
-            if words[0] == word:
-                return
+            if words:
+                yield stamp, line
+                if words[0] == word:
+                    return
 
     def _discard(self, line: str) -> None:
-        if line.split()[0] == "bestmove":
-            self.stale_bestmoves += 1
-            if self._log:
-                self._log(f"!{self.name}: discarded a bestmove that answers no go: {line}")
+        self.stale_bestmoves += 1
+        if self._log:
+            self._log(f"!{self.name}: discarded a bestmove that answers no go: {line}")
 
     def _next(self, deadline: float | None, waiting_for: str,
               timeout: float | None) -> tuple[float, str]:

@@ -50,7 +50,7 @@ class MisbehavingEngine(SimpleEngine):
         if self.mode == "silent":
             return
         if self.mode == "braces":
-            self.reply(f"id name brace{HOSTILE}")
+            self.name = f"brace{HOSTILE}"
         super().on_uci(args)
 
     def on_isready(self, args: list[str]) -> None:

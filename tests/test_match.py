@@ -31,8 +31,8 @@ REAL = f"{sys.executable} -m c4engine"
 DRAWN_OPENING = "5471256622612712662157437715763153533344"
 
 
-def misbehaving(mode: str) -> str:
-    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode}"
+def misbehaving(mode: str, arg: str = "") -> str:
+    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
 
 
 def config(first: str, second: str, **changes) -> MatchConfig:
@@ -147,6 +147,87 @@ def test_misbehaving_engine_loses_every_game(mode, changes, termination, words):
         assert words in outcome.pgn.result_comment
     assert report.tally.forfeits(1) == {termination: 4}
     assert not report.tally.forfeits(0)
+
+
+def assert_pgn_reads_back_as_played(pgn, outcomes):
+    """The file holds exactly the games played: same moves, results and endings."""
+    games = read_games(pgn.read_text(encoding="utf-8"))
+    played = sorted((o.pgn for o in outcomes), key=lambda g: (g.round, g.white))
+    games.sort(key=lambda g: (g.round, g.white))
+    assert [(g.white, g.black, g.result, g.termination, [m.col for m in g.moves])
+            for g in games] == \
+        [(g.white, g.black, g.result, g.termination, [m.col for m in g.moves]) for g in played]
+
+
+def move_times(outcome) -> list[float]:
+    return [float(m.comment.rsplit(" ", 1)[-1].rstrip("s")) for m in outcome.pgn.moves
+            if m.comment != "book"]
+
+
+# Engines that misbehave without breaking a rule that costs the game.
+HARMLESS = [
+    ("double", 0),  # every bestmove twice: the extra one is discarded, never played
+    ("early", 0),  # a bestmove before every readyok: discarded
+    ("huge", 0),  # a score of 400 nines: that info line is ignored
+    ("garbage", 0),  # malformed info lines around a good one
+]
+
+
+@pytest.mark.parametrize("mode, _", HARMLESS)
+def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
+    pgn = tmp_path / f"{mode}.pgn"
+    report, _lines = play(config(SIMPLE_LAST, misbehaving(mode), pgn_path=pgn))
+    outcomes = report.tally.outcomes
+    assert len(outcomes) == 4
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+    for outcome in outcomes:
+        final = outcome.pgn.final_position()
+        assert outcome.pgn.termination == "normal" and final.last_mover_won()
+        assert all(t >= 0 for t in move_times(outcome))
+    assert_pgn_reads_back_as_played(pgn, outcomes)
+    if mode in ("double", "early"):
+        # every engine move has an extra bestmove, seen (and dropped) at the next go
+        assert report.tally.stale_bestmoves(1) >= min(len(o.pgn.moves) for o in outcomes) // 2 - 2
+        summary = "\n".join(report.tally.summary_lines(report.scheduled))
+        assert "bestmove(s) that answered no go" in summary
+    if mode == "huge":
+        engine_moves = [m for o in outcomes for m in o.pgn.moves[2:]
+                        if not m.comment.startswith("0.00/1")]
+        assert engine_moves and all(m.comment.startswith("+0.25/3 ") for m in engine_moves)
+    if mode == "garbage":
+        assert any(m.comment.startswith(">=+M2/4 ") for o in outcomes for m in o.pgn.moves)
+
+
+def test_hostile_engine_text_cannot_break_the_pgn(tmp_path):
+    """Issue 10, item 3: ``bestmove }1-0{`` and braces in the engine's name, its info
+    strings and its stderr; the 4-game PGN used to read back as 6 games."""
+    pgn = tmp_path / "braces.pgn"
+    report, _ = play(config(SIMPLE, misbehaving("braces"), pgn_path=pgn))
+    outcomes = report.tally.outcomes
+    assert report.tally.forfeits(1) == {"illegal move": 4}
+    assert "}1-0{" in outcomes[0].pgn.result_comment
+    assert_pgn_reads_back_as_played(pgn, outcomes)
+    assert {g.black for g in read_games(pgn.read_text())} >= {'brace}{ "1-0" \\ {'}
+
+
+def test_an_engine_that_leaves_a_child_on_its_output_disconnects(tmp_path):
+    """Issue 10, item 5: scored as stalled before, and the child outlived the match."""
+    pid_file = tmp_path / "child.pid"
+    report, _ = play(config(SIMPLE, misbehaving("orphan", str(pid_file)), games=2,
+                            concurrency=1, stall_timeout=30))
+    assert report.tally.forfeits(1) == {"abandoned": 2}
+    assert all("exited with code 3" in o.pgn.result_comment for o in report.tally.outcomes)
+    child = int(pid_file.read_text())
+    assert not Path(f"/proc/{child}").exists() or \
+        Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_move_in_the_wrong_notation_is_illegal():
+    """Issue 10, item 15: digits after UCI_Variant cfour are refused, as cutechess does."""
+    report, _ = play(config(SIMPLE, misbehaving("wrongnotation")))
+    assert report.tally.forfeits(1) == {"illegal move": 4}
+    assert all("a move is a drop like P@d1" in o.pgn.result_comment
+               for o in report.tally.outcomes)
 
 
 def test_crash_message_carries_the_engines_last_words():

@@ -24,12 +24,15 @@ SIDES = ("White", "Black")
 
 @dataclass(frozen=True)
 class GameOutcome:
-    """A finished game: its PGN record, engine 0's points, and who forfeited, if anyone."""
+    """A finished game: its PGN record, engine 0's points, who forfeited, if anyone,
+    and how many ``bestmove`` lines each engine sent that answered no ``go``
+    (discarded: not a forfeit, since the move that did answer was judged)."""
 
     spec: GameSpec
     pgn: PgnGame
     points: float
     forfeit: int | None = None
+    stale_bestmoves: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,9 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
     """Play ``spec`` with engine ``spec.white`` moving first; the outcome for engine 0."""
     seats = (players[spec.white], players[1 - spec.white])
     game = Game(spec, seats, config)
+    stale_before = [p.client.stale_bestmoves for p in players]
     ending = game.play()
+    stale = tuple(p.client.stale_bestmoves - n for p, n in zip(players, stale_before))
     record = PgnGame(
         white=names[spec.white], black=names[1 - spec.white], result=ending.result,
         moves=tuple(game.moves), round=str(spec.round), event="c4engine match",
@@ -134,4 +139,4 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
     white_points = {"1-0": 1.0, "0-1": 0.0}.get(ending.result, 0.5)
     points = white_points if spec.white == 0 else 1.0 - white_points
     forfeit = None if ending.loser is None else spec.white ^ ending.loser  # colour -> engine
-    return GameOutcome(spec, record, points, forfeit)
+    return GameOutcome(spec, record, points, forfeit, (stale[0], stale[1]))

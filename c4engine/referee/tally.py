@@ -42,6 +42,9 @@ class Tally:
     def forfeits(self, engine: int) -> Counter[str]:
         return Counter(o.pgn.termination for o in self.outcomes if o.forfeit == engine)
 
+    def stale_bestmoves(self, engine: int) -> int:
+        return sum(o.stale_bestmoves[engine] for o in self.outcomes)
+
     def score_line(self) -> str:
         """cutechess' ``Score of A vs B: W - L - D [score] N``."""
         wins, draws, losses = self.wdl()
@@ -79,6 +82,10 @@ class Tally:
                 detail = ", ".join(f"{why} {count}" for why, count in sorted(reasons.items()))
                 lines.append(f"Forfeits by {self.names[engine]}: "
                              f"{sum(reasons.values())} ({detail})")
+            stale = self.stale_bestmoves(engine)
+            if stale:
+                lines.append(f"Discarded from {self.names[engine]}: {stale} bestmove(s) "
+                             f"that answered no go")
         lines.append(f"{len(self.outcomes)} of {scheduled} games finished.")
         return lines
 
