@@ -7,8 +7,9 @@ process imports it too and must answer ``uci`` at once.
 
 from __future__ import annotations
 
+from .api import analyse, best_move, solve, warm_up
 from .position import IllegalMoveError, Position
 
 __version__ = "0.1.0"
 
-__all__ = ["IllegalMoveError", "Position", "__version__"]
+__all__ = ["IllegalMoveError", "Position", "__version__", "analyse", "best_move", "solve", "warm_up"]

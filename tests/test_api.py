@@ -8,8 +8,12 @@ input.
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +170,136 @@ def test_move_errors_read_as_the_protocol_writes_them(moves: str) -> None:
     with pytest.raises(IllegalMoveError) as api:
         Position.from_moves(moves)
     assert str(api.value) == str(protocol.value)
+
+
+# -- solve, analyse, best_move -----------------------------------------------
+
+PONS = Path(__file__).resolve().parent.parent / "../shared/data/pons"
+SEED = 20261122
+CENTRE_FIRST = (4, 3, 5, 2, 6, 1, 7)
+
+
+def pons_lines(name: str, count: int) -> list[tuple[str, int]]:
+    path = PONS / name
+    if not path.exists():
+        pytest.skip(f"Pons' test set {path} is not available")
+    with path.open() as lines:
+        pairs = [line.split() for _, line in zip(range(count), lines)]
+    return [(moves, int(score)) for moves, score in pairs]
+
+
+def random_position(rng: random.Random, stones: int) -> Position:
+    """A position after up to ``stones`` random moves, stopping before the game ends."""
+    pos = Position()
+    for _ in range(stones):
+        after = [pos.play(col) for col in pos.legal_moves()]
+        going_on = [child for child in after if not child.is_over()]
+        if not going_on:
+            break
+        pos = rng.choice(going_on)
+    return pos
+
+
+@pytest.mark.parametrize("test_set", ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L2_R2"])
+def test_solve_gives_pons_scores(test_set: str) -> None:
+    for moves, score in pons_lines(test_set, 25):
+        pos = Position.from_moves(moves)
+        assert c4engine.solve(pos) == score, moves
+        assert c4engine.solve(pos, weak=True) == (score > 0) - (score < 0), moves
+
+
+def test_solve_the_empty_board_the_first_player_wins_with_the_last_stone() -> None:
+    assert c4engine.solve(Position()) == 1
+
+
+def test_analyse_agrees_with_bitbully_on_random_positions() -> None:
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully("12-ply-dist")
+    rng = random.Random(SEED)
+    for _ in range(40):
+        pos = random_position(rng, rng.choice([0, 3, 8, 12, 14, 18, 24, 30, 36]))
+        expected = oracle.score_all_moves(bitbully.Board([col - 1 for col in pos.moves]))
+        scores = c4engine.analyse(pos)
+        assert scores == {col: expected.get(col - 1) for col in range(1, 8)}, pos.moves
+        assert c4engine.solve(pos) == max(score for score in scores.values() if score is not None)
+
+
+def test_analyse_marks_full_columns_none_and_sees_immediate_results() -> None:
+    scores = c4engine.analyse(Position.from_moves("4444443"))
+    assert scores[4] is None
+    assert scores == {1: -16, 2: -1, 3: -16, 4: None, 5: -2, 6: -16, 7: -16}
+    one_to_win = Position.from_moves("121212")
+    assert c4engine.analyse(one_to_win)[1] == (43 - 6) // 2
+
+
+def test_best_move_plays_a_best_column() -> None:
+    for moves in ("", "4453", "44444", "3343", "121212"):
+        pos = Position.from_moves(moves)
+        scores = c4engine.analyse(pos)
+        best = max(score for score in scores.values() if score is not None)
+        assert scores[c4engine.best_move(pos)] == best, moves
+
+
+def test_best_move_within_a_time_or_a_depth_plays_a_legal_column_and_takes_a_win() -> None:
+    pos = Position.from_moves("4453")
+    assert c4engine.best_move(pos, time=0.05) in pos.legal_moves()
+    assert c4engine.best_move(pos, depth=1) in pos.legal_moves()
+    assert c4engine.best_move(Position.from_moves("121212"), depth=1) == 1
+    assert c4engine.best_move(Position.from_moves("121212"), time=0.001) == 1
+
+
+def test_best_move_stops_at_its_time() -> None:
+    """A 13-stone position from Pons' hardest set (about a second to solve), which no
+    other test searches: only the time stops the search."""
+    pos = Position.from_moves("6143156275532")
+    began = time.perf_counter()
+    c4engine.best_move(pos, time=0.2)
+    assert time.perf_counter() - began < 1.0
+
+
+@pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
+def test_a_finished_game_is_refused(call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(IllegalMoveError, match=r"the game is already over"):
+        call(Position.from_moves("1212121"))
+
+
+@pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
+def test_only_a_position_is_taken(call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="expected a c4engine.Position, got str"):
+        call("4453")
+
+
+@pytest.mark.parametrize(("limits", "message"), [
+    ({"time": 0}, "time must be positive"),
+    ({"time": -1.0}, "time must be positive"),
+    ({"depth": 0}, "depth must be at least 1"),
+])
+def test_best_move_refuses_limits_that_are_not_positive(limits: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        c4engine.best_move(Position(), **limits)  # type: ignore[arg-type]
+
+
+def test_calls_from_several_threads_give_the_answers_one_thread_gets() -> None:
+    """Solves running while other threads' timed searches are stopped by their timers:
+    with one table and one stop flag shared carelessly, a stop or a counter reset
+    meant for one call would cut another short and give it a wrong score."""
+    lines = pons_lines("Test_L2_R2", 40)
+    hard = [Position.from_moves(moves) for moves, _ in pons_lines("Test_L1_R3", 8) if len(moves) > 12]
+
+    def solve(line: tuple[str, int]) -> bool:
+        return c4engine.solve(Position.from_moves(line[0])) == line[1]
+
+    def search(pos: Position) -> bool:
+        return c4engine.best_move(pos, time=0.02) in pos.legal_moves()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        searched = pool.map(search, hard * 3)
+        solved = pool.map(solve, lines)
+        assert all(solved) and all(searched)
+
+
+def test_warm_up_builds_the_searcher_once() -> None:
+    c4engine.warm_up()
+    began = time.perf_counter()
+    c4engine.warm_up()
+    assert time.perf_counter() - began < 0.05
