@@ -7,9 +7,12 @@ process imports it too and must answer ``uci`` at once.
 
 from __future__ import annotations
 
+from . import connectx
 from .api import analyse, best_move, solve, warm_up
 from .position import IllegalMoveError, Position
 
 __version__ = "0.1.0"
 
-__all__ = ["IllegalMoveError", "Position", "__version__", "analyse", "best_move", "solve", "warm_up"]
+__all__ = [
+    "IllegalMoveError", "Position", "__version__", "analyse", "best_move", "connectx", "solve", "warm_up",
+]
