@@ -9,6 +9,7 @@ input.
 from __future__ import annotations
 
 import doctest
+import pickle
 import random
 import re
 import subprocess
@@ -110,6 +111,13 @@ def test_equal_positions_are_equal_whatever_the_move_order() -> None:
     assert len({a, b, Position.from_moves("4321")}) == 2
     assert a != Position.from_moves("1243")
     assert a != "1234"
+
+
+def test_positions_pickle_with_their_moves_and_start() -> None:
+    """Positions travel to other processes (multiprocessing, Ray) by pickle."""
+    pos = Position.from_fen(Position.from_moves("4453").fen()).play(2)
+    again = pickle.loads(pickle.dumps(pos))
+    assert again == pos and again.moves == (2,) and again.start_fen == pos.start_fen
 
 
 def test_a_four_ends_the_game_and_names_the_winner() -> None:
@@ -298,6 +306,20 @@ def test_calls_from_several_threads_give_the_answers_one_thread_gets() -> None:
         searched = pool.map(search, hard * 3)
         solved = pool.map(solve, lines)
         assert all(solved) and all(searched)
+
+
+def test_without_the_book_it_warns_and_still_solves(monkeypatch: pytest.MonkeyPatch) -> None:
+    from c4engine import api
+    from c4engine.book import BookUnavailableError, OpeningBook
+
+    def unavailable() -> OpeningBook:
+        raise BookUnavailableError("bitbully-databases is not installed")
+    monkeypatch.setattr(OpeningBook, "load", unavailable)
+    monkeypatch.setattr(api, "_shared", None)  # a searcher of its own, dropped afterwards
+    with pytest.warns(UserWarning, match="no opening book, searching without it: bitbully-databases"):
+        c4engine.warm_up()
+    for moves, score in pons_lines("Test_L2_R1", 5):
+        assert c4engine.solve(Position.from_moves(moves)) == score
 
 
 def test_warm_up_builds_the_searcher_once() -> None:
