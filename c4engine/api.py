@@ -117,8 +117,9 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     opening book and the exact solver make immediate in most positions but
     which can take minutes in hard middle-game ones.  Where the search proves
     the result in time the move is perfect; otherwise it is the deepest
-    search's choice.  The first call in a process also pays the searcher's
-    start-up (see :func:`warm_up`), on top of ``time``.
+    search's choice.  ``time`` counts from the start of the search: the first
+    call in a process also pays the searcher's start-up (see :func:`warm_up`),
+    and a call made while another thread's call runs waits for it first.
 
     Raises :class:`IllegalMoveError` when the game is already over and
     ``ValueError`` for a time or depth that is not positive."""
