@@ -144,9 +144,9 @@ def test_columns_may_be_numpy_integers() -> None:
 @pytest.mark.parametrize(("make", "message"), [
     (lambda: Position().play(8), "move '8': column out of range (1-7)"),
     (lambda: Position().play(0), "move '0': column out of range (1-7)"),
-    (lambda: Position().play("4"), "move '4': expected an int column 1-7"),
+    (lambda: Position().play("4"), "move '4': expected an int column 1-7"),  # type: ignore[arg-type]
     (lambda: Position().play(True), "move True: expected an int column 1-7"),
-    (lambda: Position().play(4.0), "move 4.0: expected an int column 1-7"),
+    (lambda: Position().play(4.0), "move 4.0: expected an int column 1-7"),  # type: ignore[arg-type]
     (lambda: Position.from_moves("444444").play(4), "move '4': column 4 is full"),
     (lambda: Position.from_moves("1212121").play(3), "move '3': column 3: the game is already over"),
     (lambda: Position.from_moves("4444444"), "move '4': column 4 is full"),
@@ -162,7 +162,7 @@ def test_columns_may_be_numpy_integers() -> None:
      "impossible stone counts: 3 for the first player, 1 for the second"),
     (lambda: Position.from_fen("7/7/7/7/7/PPPPppp b"),
      "the game is already over: a side has four in a row"),
-    (lambda: Position.from_fen(42), "FEN 42: expected a string"),
+    (lambda: Position.from_fen(42), "FEN 42: expected a string"),  # type: ignore[arg-type]
 ])
 def test_bad_input_raises_illegal_move_error_with_the_protocols_message(make, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(IllegalMoveError) as caught:
