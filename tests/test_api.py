@@ -17,6 +17,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -164,7 +165,8 @@ def test_columns_may_be_numpy_integers() -> None:
      "the game is already over: a side has four in a row"),
     (lambda: Position.from_fen(42), "FEN 42: expected a string"),  # type: ignore[arg-type]
 ])
-def test_bad_input_raises_illegal_move_error_with_the_protocols_message(make, message) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_raises_illegal_move_error_with_the_protocols_message(
+        make: Callable[[], object], message: str) -> None:
     with pytest.raises(IllegalMoveError) as caught:
         make()
     assert str(caught.value) == message
@@ -268,13 +270,13 @@ def test_best_move_stops_at_its_time() -> None:
 
 
 @pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
-def test_a_finished_game_is_refused(call) -> None:  # type: ignore[no-untyped-def]
+def test_a_finished_game_is_refused(call: Callable[[Position], object]) -> None:
     with pytest.raises(IllegalMoveError, match=r"the game is already over"):
         call(Position.from_moves("1212121"))
 
 
 @pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
-def test_only_a_position_is_taken(call) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_position_is_taken(call: Callable[[object], object]) -> None:
     with pytest.raises(TypeError, match="expected a c4engine.Position, got str"):
         call("4453")
 
