@@ -278,7 +278,7 @@
       const li = document.createElement("li");
       const a = plies[i] === null ? "…" : `✕${plies[i]}`;
       const b = i + 1 < plies.length ? ` ◯${plies[i + 1]}` : "";
-      li.textContent = a + b;
+      li.textContent = `${i / 2 + 1}. ${a}${b}`;
       list.appendChild(li);
     }
   }
