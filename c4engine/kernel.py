@@ -49,19 +49,26 @@ from .scores import MATE
 from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
 
 INFINITE = 30_000
+UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
 NO_MOVE = 7
 MAX_PLY = CELLS + 2
 COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
 # The one array the kernel is given, ``mem``: first the context (counters and
 # flags, where the book and the table lie in ``mem``, the evaluation weights,
-# and for each ply 16 slots of scratch holding (column, ordering score)
-# pairs), then the book's 12-stone records, then the transposition table.
+# and each ply's scratch), then the book's 12-stone records, then the
+# transposition table.  A ply's scratch holds its children that are left to
+# search, CHILD_WORDS each (the column, its ordering score, the position after
+# the child's forced moves, how many there were, and that position's proven
+# bounds), then the search order as indices into them.
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_START, BOOK_RECORDS, TT_START, TT_SLOTS = range(6, 10)
 WEIGHTS = 10
 SCRATCH = WEIGHTS + N_TERMS
-SCRATCH_PER_PLY = 16
+C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
+CHILD_WORDS = 8
+ORDER = WIDTH * CHILD_WORDS
+SCRATCH_PER_PLY = ORDER + WIDTH + 1
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
@@ -77,6 +84,7 @@ MIN_TABLE_ENTRIES = (1 << 17) + 1
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
 NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1])
+SEARCH_SIGNATURE = numba.int64(*[numba.int64] * 9, numba.int64[::1])
 
 
 to_internal = jit(scores.to_internal)
@@ -131,48 +139,6 @@ def entry_move(entry: int) -> int:
 
 
 @jit
-def non_losing_moves(current: int, mask: int) -> int:
-    """Playable cells that do not let the opponent win at once (Pons' "anticipate
-    losing moves"): a forced block if there is exactly one opponent threat to
-    block, nothing if there are two, and never the cell right below an
-    opponent's winning cell."""
-    possible = playable_cells(mask)
-    opponent_wins = winning_cells(current ^ mask, mask)
-    forced = possible & opponent_wins
-    if forced != 0:
-        if forced & (forced - 1) != 0:
-            return 0
-        possible = forced
-    return possible & ~(opponent_wins >> 1)
-
-
-@jit
-def order_moves(current: int, mask: int, moves: int, tt_move: int, mem: np.ndarray, ply: int) -> int:
-    """Write the moves of bitmask ``moves`` into the scratch of ``ply`` best first and return
-    how many.  The table's move comes first, then moves by how many winning
-    cells they give the mover (Pons' MoveSorter), centre first among equals."""
-    base = SCRATCH + ply * SCRATCH_PER_PLY
-    count = 0
-    for i in range(WIDTH):
-        col = COLUMN_ORDER[i]
-        move = moves & column_cells(col)
-        if move == 0:
-            continue
-        score = popcount(winning_cells(current | move, mask))
-        if col == tt_move:
-            score = 1000
-        pos = count
-        while pos > 0 and mem[base + 2 * pos - 1] < score:
-            mem[base + 2 * pos] = mem[base + 2 * pos - 2]
-            mem[base + 2 * pos + 1] = mem[base + 2 * pos - 1]
-            pos -= 1
-        mem[base + 2 * pos] = col
-        mem[base + 2 * pos + 1] = score
-        count += 1
-    return count
-
-
-@jit
 def begin_search(mem: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""
@@ -191,35 +157,115 @@ def should_abort(mem: np.ndarray) -> bool:
     return mem[ABORTED] != 0
 
 
-@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
-def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
-            mem: np.ndarray) -> int:
-    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (fail-hard on the low side).  ``depth`` plies are searched; a depth that
-    reaches the end of the game makes the score exact."""
+@jit
+def can_make_four(stones: int, mask: int) -> bool:
+    """Whether ``stones`` could still complete a four if they got every empty cell."""
+    return has_four(stones | (BOARD_MASK & ~mask))
+
+
+@jit
+def loss_now(stones: int) -> int:
+    """Internal score of a side that loses to the opponent's next stone, ``stones`` on the board."""
+    return -(MATE + (CELLS - stones) // 2)
+
+
+@jit
+def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
+            ) -> tuple[int, int, int, int, int, int, int]:
+    """Settle a position (whose side to move cannot win at once) without searching it.
+
+    Forced moves (the block of the opponent's only immediate threat, or the only
+    move that does not stand below an opponent threat) are played in a loop, with
+    no node, no recursion and no table work.  At every step: a side that cannot
+    stop the opponent's next stone (two immediate threats, a threat right above
+    the one it must block, or every move under a threat) has lost; no win comes
+    before the side's second stone from now and no loss before the opponent's
+    second; a side that can no longer make four scores at most a draw; the
+    12-stone book answers exactly.  When those bounds cut ``[alpha, beta]`` (of
+    the given position), the position is settled.
+
+    Returns ``(value, current, mask, stones, flips, lo, hi)``: ``value`` for the
+    given position's side to move, or UNRESOLVED; then the position reached
+    after the forced moves, how many were played, and its proven bounds
+    ``lo <= score <= hi`` from its own side's view."""
+    flips = 0
+    sign = 1
+    while True:
+        opponent = current ^ mask
+        opponent_threats = winning_cells(opponent, mask)
+        possible = playable_cells(mask)
+        opponent_wins = opponent_threats & possible
+        safe = possible & ~(opponent_threats >> 1)
+        if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
+                                                 or opponent_wins & safe == 0)):
+            return sign * loss_now(stones), current, mask, stones, flips, 0, 0
+        if stones >= CELLS - 2:
+            return 0, current, mask, stones, flips, 0, 0
+        if stones == BOOK_STONES:
+            book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
+            if book != NOT_IN_BOOK:
+                return sign * to_internal(book), current, mask, stones, flips, 0, 0
+        lo = to_internal(-((CELLS - 2 - stones) // 2))
+        hi = to_internal((CELLS - 1 - stones) // 2)
+        if not can_make_four(current, mask):
+            hi = 0
+        if lo >= beta:
+            return sign * lo, current, mask, stones, flips, 0, 0
+        if hi <= alpha:
+            return sign * hi, current, mask, stones, flips, 0, 0
+        forced = opponent_wins
+        if forced == 0 and safe & (safe - 1) == 0:
+            forced = safe
+        if forced == 0:
+            return UNRESOLVED, current, mask, stones, flips, lo, hi
+        current, mask = opponent, mask | forced
+        stones += 1
+        alpha, beta = -beta, -alpha
+        flips += 1
+        sign = -sign
+
+
+@jit
+def order_children(mem: np.ndarray, base: int, count: int) -> None:
+    """Sort the ``count`` children in the scratch at ``base`` by their ordering score,
+    best first (a stable insertion sort of their indices: centre first among equals)."""
+    order = base + ORDER
+    for i in range(count):
+        score = mem[base + i * CHILD_WORDS + C_SCORE]
+        pos = i
+        while pos > 0 and mem[base + mem[order + pos - 1] * CHILD_WORDS + C_SCORE] < score:
+            mem[order + pos] = mem[order + pos - 1]
+            pos -= 1
+        mem[order + pos] = i
+
+
+@jit
+def move_score(current: int, mask: int, move: int, col: int, tt_move: int) -> int:
+    """How promising a move looks, for the move order: the table's move first, then
+    moves by how many winning cells they give the mover (Pons' MoveSorter)."""
+    if col == tt_move:
+        return 1000
+    return popcount(winning_cells(current | move, mask))
+
+
+@numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
+def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
+                hi: int, ply: int, mem: np.ndarray) -> int:
+    """Score of a position that :func:`resolve` left unresolved (``lo..hi`` its proven
+    bounds), within ``[alpha, beta]``: a value at or below ``alpha`` is an upper
+    bound, one at or above ``beta`` a lower bound, one between them exact.
+    ``depth`` plies are searched; a depth that reaches the end of the game makes
+    the score exact."""
     if should_abort(mem):
         return 0
     if ply > mem[SELDEPTH]:
         mem[SELDEPTH] = ply
-    moves = non_losing_moves(current, mask)
-    if moves == 0:
-        return -(MATE + (CELLS - stones) // 2)
-    if stones >= CELLS - 2:
-        return 0
-    lowest = to_internal(-((CELLS - 2 - stones) // 2))
-    if alpha < lowest:
-        alpha = lowest
-        if alpha >= beta:
-            return alpha
-    highest = to_internal((CELLS - 1 - stones) // 2)
-    if beta > highest:
-        beta = highest
-        if alpha >= beta:
-            return beta
-    if stones == BOOK_STONES:
-        book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
-        if book != NOT_IN_BOOK:
-            return min(max(to_internal(book), alpha), beta)
+    if lo >= beta:
+        return lo
+    if hi <= alpha:
+        return hi
+    alpha = max(alpha, lo)
+    beta = min(beta, hi)
     if depth <= 0:
         value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
@@ -242,24 +288,72 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
             if alpha >= beta:
                 return alpha if flag == LOWER else beta
 
-    child_depth = depth if moves & (moves - 1) == 0 else depth - 1  # a forced move costs no depth
-    count = order_moves(current, mask, moves, tt_move, mem, ply)
     base = SCRATCH + ply * SCRATCH_PER_PLY
     original_alpha = alpha
-    best_move = mem[base]
-    for i in range(count):
-        col = mem[base + 2 * i]
-        child_mask = mask | (moves & column_cells(col))
-        child = current ^ mask
-        if i == 0:
-            value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                             mem)
-        else:  # principal variation search: prove the move worse with a null window first
-            value = -negamax(child, child_mask, stones + 1, child_depth, -alpha - 1, -alpha, ply + 1,
-                             mem)
-            if alpha < value < beta and not mem[ABORTED]:
-                value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                                 mem)
+    best_move = NO_MOVE
+    safe = playable_cells(mask) & ~(winning_cells(current ^ mask, mask) >> 1)
+    count = 0
+    for i in range(WIDTH):
+        col = COLUMN_ORDER[i]
+        move = safe & column_cells(col)
+        if move == 0:
+            continue
+        value, f_current, f_mask, f_stones, flips, f_lo, f_hi = resolve(
+            current ^ mask, mask | move, stones + 1, -beta, -alpha, mem)
+        if value != UNRESOLVED:
+            value = -value
+            if value > alpha:
+                alpha = value
+                best_move = col
+                if alpha >= beta:
+                    mem[slot] = tt_pack(key, alpha, needed, LOWER, col, mem[GENERATION])
+                    return alpha
+            continue
+        child = base + count * CHILD_WORDS
+        mem[child + C_COL] = col
+        mem[child + C_SCORE] = move_score(current, mask, move, col, tt_move)
+        mem[child + C_CURRENT] = f_current
+        mem[child + C_MASK] = f_mask
+        mem[child + C_STONES] = f_stones
+        mem[child + C_FLIPS] = flips
+        mem[child + C_LO] = f_lo
+        mem[child + C_HI] = f_hi
+        count += 1
+    if count == 0:
+        return alpha
+    # Every move was checked for leaving the opponent lost at once, so no win comes
+    # before the side's third stone from now.
+    no_quick_win = to_internal((CELLS - 3 - stones) // 2)
+    if no_quick_win < beta:
+        beta = no_quick_win
+        if alpha >= beta:
+            return beta
+
+    order_children(mem, base, count)
+    if best_move == NO_MOVE:  # an upper bound keeps the first move tried
+        best_move = mem[base + mem[base + ORDER] * CHILD_WORDS + C_COL]
+    for k in range(count):
+        child = base + mem[base + ORDER + k] * CHILD_WORDS
+        col = mem[child + C_COL]
+        c_current, c_mask, c_stones = mem[child + C_CURRENT], mem[child + C_MASK], mem[child + C_STONES]
+        flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
+        c_ply = ply + 1 + flips
+        # After an odd number of forced moves the child's side to move is this node's
+        # again, so its value is not negated.  Principal variation search: every move
+        # but the first is proved worse with a null window first.
+        window_high = beta if k == 0 else alpha + 1
+        if flips % 2 == 1:
+            value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, window_high,
+                                c_lo, c_hi, c_ply, mem)
+            if k > 0 and alpha < value < beta and not mem[ABORTED]:
+                value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, beta, c_lo, c_hi,
+                                    c_ply, mem)
+        else:
+            value = -search_node(c_current, c_mask, c_stones, depth - 1, -window_high, -alpha,
+                                 c_lo, c_hi, c_ply, mem)
+            if k > 0 and alpha < value < beta and not mem[ABORTED]:
+                value = -search_node(c_current, c_mask, c_stones, depth - 1, -beta, -alpha, c_lo, c_hi,
+                                     c_ply, mem)
         if mem[ABORTED]:
             return 0
         if value >= beta:
@@ -271,6 +365,19 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
     flag = EXACT if alpha > original_alpha else UPPER
     mem[slot] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
     return alpha
+
+
+@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
+def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+            mem: np.ndarray) -> int:
+    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem)
+    if value != UNRESOLVED:
+        return value
+    if flips % 2 == 1:
+        return -search_node(current, mask, stones, depth, -beta, -alpha, lo, hi, ply + flips, mem)
+    return search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
 
 
 @jit
