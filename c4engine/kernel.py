@@ -46,7 +46,7 @@ from .bits import BOARD_MASK, CELLS, WIDTH
 from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
 from .evaluation import N_TERMS, evaluate
 from .scores import MATE
-from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
+from .jitbits import column_cells, has_four, jit, mirror, playable_cells, popcount, winning_cells
 
 INFINITE = 30_000
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
@@ -97,6 +97,29 @@ def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: 
     """One table entry as an int64 (see the layout above)."""
     return ((key & 0xFFFFFFFF) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
             | (flag << FLAG_SHIFT) | (move << MOVE_SHIFT) | (generation << GEN_SHIFT))
+
+
+@jit
+def table_key(current: int, mask: int) -> tuple[int, bool]:
+    """The key a position is stored under, and whether it is its mirror image's.
+
+    A position and its mirror image have the same score, so they share one
+    entry: the smaller of the two keys.  ``current + mask`` adds column by
+    column without a carry between columns (7 bits each), so mirroring the key
+    mirrors the position.  The key stays a 49-bit number, which is all the
+    partial-key argument of the layout needs."""
+    key = current + mask
+    mirrored = mirror(key)
+    if mirrored < key:
+        return mirrored, True
+    return key, False
+
+
+@jit
+def stored_move(col: int, mirrored: bool) -> int:
+    """A column as the entry of a mirrored key stores it, and back (the map is its own
+    inverse); NO_MOVE stays NO_MOVE."""
+    return WIDTH - 1 - col if mirrored and col < WIDTH else col
 
 
 @jit
@@ -270,13 +293,13 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
 
-    key = current + mask
+    key, mirrored = table_key(current, mask)
     needed = min(depth, CELLS - stones)
     slot = tt_slot(mem, key)
     entry = tt_lookup(mem, slot, key)
     tt_move = NO_MOVE
     if entry != 0:
-        tt_move = entry_move(entry)
+        tt_move = stored_move(entry_move(entry), mirrored)
         if entry_depth(entry) >= needed:
             value, flag = entry_value(entry), entry_flag(entry)
             if flag == EXACT:
@@ -306,7 +329,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                 alpha = value
                 best_move = col
                 if alpha >= beta:
-                    mem[slot] = tt_pack(key, alpha, needed, LOWER, col, mem[GENERATION])
+                    mem[slot] = tt_pack(key, alpha, needed, LOWER, stored_move(col, mirrored), mem[GENERATION])
                     return alpha
             continue
         child = base + count * CHILD_WORDS
@@ -357,13 +380,13 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         if mem[ABORTED]:
             return 0
         if value >= beta:
-            mem[slot] = tt_pack(key, value, needed, LOWER, col, mem[GENERATION])
+            mem[slot] = tt_pack(key, value, needed, LOWER, stored_move(col, mirrored), mem[GENERATION])
             return value
         if value > alpha:
             alpha = value
             best_move = col
     flag = EXACT if alpha > original_alpha else UPPER
-    mem[slot] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
+    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(best_move, mirrored), mem[GENERATION])
     return alpha
 
 
@@ -439,8 +462,9 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         if immediate_win(current, mask) & move:
             break
         current, mask = current ^ mask, mask | move
-        entry = tt_lookup(mem, tt_slot(mem, current + mask), current + mask)
-        col = entry_move(entry) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
+        key, mirrored = table_key(current, mask)
+        entry = tt_lookup(mem, tt_slot(mem, key), key)
+        col = stored_move(entry_move(entry), mirrored) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
     return length
 
 
