@@ -287,8 +287,15 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         return lo
     if hi <= alpha:
         return hi
-    alpha = max(alpha, lo)
-    beta = min(beta, hi)
+    # ``proven_low``: alpha is a proven lower bound, not only the caller's window
+    # (then failing low on every move proves the score equal to it); the same for
+    # beta above.  That is how a bound that meets the table's becomes exact.
+    proven_low = lo >= alpha
+    if proven_low:
+        alpha = lo
+    proven_high = hi <= beta
+    if proven_high:
+        beta = hi
     if depth <= 0:
         value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
@@ -304,15 +311,16 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
             value, flag = entry_value(entry), entry_flag(entry)
             if flag == EXACT:
                 return min(max(value, alpha), beta)
-            if flag == LOWER and value > alpha:
+            if flag == LOWER and value >= alpha:
                 alpha = value
-            elif flag == UPPER and value < beta:
+                proven_low = True
+            elif flag == UPPER and value <= beta:
                 beta = value
+                proven_high = True
             if alpha >= beta:
                 return alpha if flag == LOWER else beta
 
     base = SCRATCH + ply * SCRATCH_PER_PLY
-    original_alpha = alpha
     best_move = NO_MOVE
     safe = playable_cells(mask) & ~(winning_cells(current ^ mask, mask) >> 1)
     count = 0
@@ -327,9 +335,11 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
             value = -value
             if value > alpha:
                 alpha = value
+                proven_low = True
                 best_move = col
                 if alpha >= beta:
-                    mem[slot] = tt_pack(key, alpha, needed, LOWER, stored_move(col, mirrored), mem[GENERATION])
+                    flag = EXACT if proven_high else LOWER
+                    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored), mem[GENERATION])
                     return alpha
             continue
         child = base + count * CHILD_WORDS
@@ -347,8 +357,9 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     # Every move was checked for leaving the opponent lost at once, so no win comes
     # before the side's third stone from now.
     no_quick_win = to_internal((CELLS - 3 - stones) // 2)
-    if no_quick_win < beta:
+    if no_quick_win <= beta:
         beta = no_quick_win
+        proven_high = True
         if alpha >= beta:
             return beta
 
@@ -380,12 +391,14 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         if mem[ABORTED]:
             return 0
         if value >= beta:
-            mem[slot] = tt_pack(key, value, needed, LOWER, stored_move(col, mirrored), mem[GENERATION])
+            flag = EXACT if proven_high else LOWER
+            mem[slot] = tt_pack(key, value, needed, flag, stored_move(col, mirrored), mem[GENERATION])
             return value
         if value > alpha:
             alpha = value
+            proven_low = True
             best_move = col
-    flag = EXACT if alpha > original_alpha else UPPER
+    flag = EXACT if proven_low else UPPER
     mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(best_move, mirrored), mem[GENERATION])
     return alpha
 
