@@ -42,11 +42,11 @@ import numba
 import numpy as np
 
 from . import scores
-from .bits import BOARD_MASK, CELLS, WIDTH
+from .bits import BOARD_MASK, BOTTOM_MASK, CELLS, H1, HEIGHT, WIDTH
 from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
-from .evaluation import N_TERMS, evaluate
+from .evaluation import EVEN_ROWS, N_TERMS, evaluate
 from .scores import MATE
-from .jitbits import column_cells, has_four, jit, mirror, playable_cells, popcount, winning_cells
+from .jitbits import column_cells, has_four, jit, mirror, playable_cells, popcount, smear_up, winning_cells
 
 INFINITE = 30_000
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
@@ -74,6 +74,7 @@ CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 # Move-order weights (see move_score): Steininger's 1.2, 0.5, 0.5, 0.3 and 0.1 per
 # seventh of a column from the edge, times 70 to stay in integers.
 W_NEXT_TURN, W_TURN_AFTER, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 35, 21, 35, 1
+NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
@@ -197,6 +198,67 @@ def loss_now(stones: int) -> int:
 
 
 @jit
+def columns_of(cells: int) -> int:
+    """The bottom cell of every column that holds one of ``cells``."""
+    for _ in range(HEIGHT - 1):
+        cells |= cells >> 1
+    return cells & BOTTOM_MASK
+
+
+@jit
+def bound_from_four(line: int, mine: int, empty: int) -> int:
+    """The bound a four of the second player's gives (see even_rows_bound), or NO_BOUND
+    when one of the first player's fours in ``mine`` can be completed first."""
+    open_cells = line & empty
+    tops = open_cells & ~(open_cells >> 1)
+    passed_first = smear_up((tops << 1) & BOARD_MASK)
+    columns = columns_of(open_cells)
+    while columns != 0:
+        column = columns & -columns
+        columns ^= column
+        if has_four(mine & ~(passed_first & column * ((1 << HEIGHT) - 1))):
+            return NO_BOUND
+    highest_row = 0
+    for row in range(HEIGHT):
+        if tops & (BOTTOM_MASK << row):
+            highest_row = row
+    return to_internal(-((HEIGHT + 1 - highest_row) // 2))
+
+
+@jit
+def even_rows_bound(current: int, mask: int) -> int:
+    """An upper bound on the score of the first player to move, from the second
+    player's follow-up strategy (Allis' claimeven), or NO_BOUND.
+
+    With every column filled to an even height, the second player can answer each
+    move in the same column, and so gets every even-row cell that is not playable
+    now.  Columns filled to an odd height come in pairs: a move into one of them
+    is answered in another, so giving the first player every playable cell (and
+    every odd-row cell) only flatters him.  If the second player then owns a
+    four F, he wins by it unless the first player completes one of his own first.
+    The first player's four P comes too late when, in every column where F still
+    has an empty cell, P needs a cell above F's highest one there: the column
+    passes F's cell first.  So if some F beats every P, the first player loses,
+    at the latest when F's last cell is filled, which leaves the cells above it
+    empty.  If neither side owns a four, the first player scores at most a draw."""
+    empty = BOARD_MASK & ~mask
+    theirs = (current ^ mask) | (EVEN_ROWS & empty & ~playable_cells(mask))
+    mine = BOARD_MASK & ~theirs
+    if not has_four(theirs):
+        return NO_BOUND if has_four(mine) else 0
+    bound = NO_BOUND
+    for shift in (1, H1, HEIGHT, H1 + 1):  # vertical, horizontal, the two diagonals
+        pairs = theirs & (theirs >> shift)
+        starts = pairs & (pairs >> (2 * shift))  # the first cell of each four
+        while starts != 0:
+            start = starts & -starts
+            starts ^= start
+            line = start * (1 + (1 << shift) + (1 << (2 * shift)) + (1 << (3 * shift)))
+            bound = min(bound, bound_from_four(line, mine, empty))
+    return bound
+
+
+@jit
 def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
             ) -> tuple[int, int, int, int, int, int, int]:
     """Settle a position (whose side to move cannot win at once) without searching it.
@@ -244,6 +306,10 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
         if forced == 0 and safe & (safe - 1) == 0:
             forced = safe
         if forced == 0:
+            if stones % 2 == 0:  # the first player to move: the second may claim the even rows
+                hi = min(hi, even_rows_bound(current, mask))
+                if hi <= alpha:
+                    return sign * hi, current, mask, stones, flips, 0, 0
             return UNRESOLVED, current, mask, stones, flips, lo, hi
         current, mask = opponent, mask | forced
         stones += 1
