@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -42,9 +42,11 @@ from .game import GameOutcome, play_game
 from .openings import schedule
 from .pgn import write_game
 from .players import Player
-from .strength import EngineUnderTest, TestPosition, Verdict
 from .tally import Tally
 from .workers import MatchReport, display_names, option_warnings, start_players
+
+if TYPE_CHECKING:  # strength.py imports this module for its --cluster
+    from .strength import EngineUnderTest, TestPosition, Verdict
 
 INSTALL = "pip install 'c4engine[cluster]'"
 ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
@@ -169,6 +171,8 @@ class StrengthHost(_EngineHost):
     """One engine asked for moves in test positions; the body of a strength actor."""
 
     def __init__(self, command: str, options: Sequence[tuple[str, str]]) -> None:
+        from .strength import EngineUnderTest  # which imports this module
+
         self.engine = self._started(lambda: EngineUnderTest(command, options))
 
     def ready(self) -> None:
