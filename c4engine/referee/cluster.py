@@ -219,7 +219,7 @@ class ActorGroup:
             while waiting:
                 done, waiting = self.ray.wait(waiting, num_returns=1)
                 self.ray.get(done)
-            return self.ray.get(refs)
+            return list(self.ray.get(refs))
 
     def unordered(self, method: str, calls: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
         """The results of ``method(*args)`` for each of ``calls``, as they finish, each
