@@ -29,6 +29,7 @@ import math
 import re
 import socket
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from types import ModuleType
@@ -161,10 +162,11 @@ class PairHost(_EngineHost):
         return outcomes
 
     def close(self, abandon: bool) -> None:
-        """Quit the engines; ``abandon`` kills them, ending a game being played."""
+        """Quit the engines, both at once (an engine may take a second to exit);
+        ``abandon`` kills them, ending a game being played."""
         self.abandoned |= abandon
-        for player in self.players or ():
-            _end(player, abandon)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda player: _end(player, abandon), self.players or ()))
 
 
 class StrengthHost(_EngineHost):
