@@ -140,9 +140,9 @@ class Searcher:
     def _lay_out(self, weights: np.ndarray) -> None:
         """Build ``mem`` (see :mod:`c4engine.kernel`): the context, the book's records,
         then an empty table, every page touched now so that the search never pays for
-        page faults.  The old array goes first, so only one is ever held."""
+        page faults.  The new array is built before the old one is dropped, so that
+        a MemoryError leaves the searcher as it was."""
         records, slots = self.book.table12, table_entries(self.hash_mb)
-        self.mem = np.empty(0, dtype=np.int64)
         mem = np.empty(kernel.CTX_SIZE + records.size + slots, dtype=np.int64)
         mem[:kernel.CTX_SIZE] = 0
         mem[kernel.CTX_SIZE:kernel.CTX_SIZE + records.size] = records
@@ -153,9 +153,14 @@ class Searcher:
         self.mem = mem
 
     def resize(self, hash_mb: int) -> None:
-        """A new, empty table of ``hash_mb`` MB."""
+        """A new, empty table of ``hash_mb`` MB; on MemoryError the old one stays."""
+        old = self.hash_mb
         self.hash_mb = hash_mb
-        self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
+        try:
+            self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
+        except MemoryError:
+            self.hash_mb = old
+            raise
 
     def set_book(self, book: OpeningBook) -> None:
         """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table."""
