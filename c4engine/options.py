@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from .notation import parse_int
 
 
@@ -70,6 +71,9 @@ SPECS = (
     Spec("OwnBook", "check", True),
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),
     Spec("Evaluation", "combo", "threats", choices=("threats", "centre")),
+    Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
+    Spec("UCI_LimitStrength", "check", False),
+    Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),
 )
 
 
