@@ -168,6 +168,9 @@ class Engine:
             self.out.error("empty line")
             return
         name, args = tokens[0], tokens[1:]
+        if name == "quit":
+            self.out.error("quit: takes no arguments")
+            return
         handler = self.handlers.get(name)
         if handler is None:
             self.out.error(f"unknown command '{name}'")
@@ -242,8 +245,9 @@ class Engine:
                 backend.apply(spec.name)
             except MemoryError:
                 self.options.store(spec.name, old)
-                raise CommandError(f"option {spec.name}: not enough memory for {value} MB; "
-                                   f"keeping the table of {old} MB") from None
+                kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
+                wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
+                raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
             finally:
                 self.busy = False
 

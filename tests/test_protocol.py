@@ -962,6 +962,7 @@ BAD_COMMANDS = [
     "perft x",
     "debug maybe",
     "bench now",
+    "quit now",
 ]
 
 
