@@ -1,16 +1,16 @@
 """The referee: scheduling, judging misbehaving engines, statistics, PGN, command line.
 
 Most matches here use two tiny engines written in plain Python (simple_engine.py,
-misbehaving_engine.py) that start in milliseconds; the matches between real
-c4engine processes run once ``python -m c4engine`` exists."""
+misbehaving_engine.py) that start in milliseconds; a few are between real
+c4engine processes (``python -m c4engine`` from this checkout)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -72,6 +72,21 @@ def test_random_order_is_a_seeded_permutation_per_pass():
     assert first == [s.opening for s in schedule(openings, 28, "random", 5)][::2]
     assert sorted(first[:7]) == sorted(openings) == sorted(first[7:])
     assert first[:7] != openings
+
+
+def test_openings_files_name_every_bad_line(tmp_path):
+    """Issue 10, item 13: a byte that is not UTF-8 gave a bare UnicodeDecodeError
+    traceback, and a byte-order mark spoiled the first line."""
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbf44\n35\n")
+    assert read_openings(bom) == ("44", "35")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"44\n# caf\xe9\n4480\n35\n")
+    with pytest.raises(click.UsageError) as failure:
+        read_openings(latin)
+    assert failure.value.message.splitlines() == [
+        f"{latin}:2: not UTF-8 text (byte 0xe9 at column 6)",
+        f"{latin}:3: opening '4480': move '8': column out of range (1-7)"]
 
 
 def test_read_openings(tmp_path):
@@ -255,7 +270,7 @@ def run_cli(*args: str):
 def test_cli_match_with_names_options_and_pgn(tmp_path):
     pgn = tmp_path / "m.pgn"
     result = run_cli("--engine", SIMPLE, "--name", "First", "--option", "Hash=16",
-                     "--engine", misbehaving("illegal"), "--name", "Cheat",
+                     f"--engine={misbehaving('illegal')}", "--name=Cheat",
                      "--rounds", "2", "--tc", "5+0.05", "--pgn", str(pgn),
                      "--sprt", "elo0=0 elo1=10 alpha=0.05 beta=0.05")
     assert result.exit_code == 0, result.output
@@ -283,6 +298,22 @@ def test_cli_match_with_names_options_and_pgn(tmp_path):
     (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "fast"], "SECONDS[+INCREMENT]"),
     (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=5 elo1=1"],
      "elo0 must be less"),
+    # Issue 10, item 4: each of these passed and crashed the run after the first game.
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "inf"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "nan"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "1e308"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "10+inf"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=0 elo1=300"],
+     "cannot be computed for elo0 0 and elo1 300"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=-inf elo1=5"],
+     "must be finite"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=0 elo1=nan"],
+     "must be finite"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--stall-timeout", "nan"],
+     "not a finite number"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--stall-timeout", "inf"],
+     "0<x<=1000000"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--movetime", "9" * 30], "1<=x<=1000000000"),
 ])
 def test_cli_usage_errors(args, message):
     result = run_cli(*args)
@@ -309,15 +340,6 @@ def test_cli_engine_that_does_not_start_is_an_error_before_any_game(tmp_path, co
 # -- real engines -----------------------------------------------------------
 
 
-def real_engine_available() -> bool:
-    return all(importlib.util.find_spec(m) is not None
-               for m in ("c4engine.__main__", "c4engine.protocol"))
-
-
-real_engine = pytest.mark.skipif(not real_engine_available(),
-                                 reason="python -m c4engine does not exist yet")
-
-
 @pytest.fixture
 def importable_repo(monkeypatch):
     """Let ``python -m c4engine`` find this checkout whatever the working directory."""
@@ -325,7 +347,6 @@ def importable_repo(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", path)
 
 
-@real_engine
 def test_real_engines_play_clean_games(tmp_path, importable_repo):
     pgn = tmp_path / "real.pgn"
     report, _ = play(config(REAL, REAL, openings=("44", "35"), depth=2, pgn_path=pgn))
@@ -338,7 +359,6 @@ def test_real_engines_play_clean_games(tmp_path, importable_repo):
                                else "1-0" if final.side_to_move == 1 else "0-1")
 
 
-@real_engine
 def test_real_engine_beats_the_first_column_player(importable_repo):
     report, _ = play(config(REAL, SIMPLE, openings=("44", "35"), depth=4))
     assert not report.tally.forfeits(0)
@@ -346,7 +366,6 @@ def test_real_engine_beats_the_first_column_player(importable_repo):
     assert wins >= 3 and losses == 0
 
 
-@real_engine
 def test_real_engines_keep_to_a_clock(importable_repo):
     report, _ = play(config(REAL, REAL, openings=("44",), games=2, depth=None,
                             tc=TimeControl(2000, 50)))
