@@ -48,11 +48,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import IO, Protocol, TypedDict
 
 from .board import Position as Board, RulesError
-from .notation import DIGITS, FILES, format_line, parse_fen, parse_move
+from .go_params import GoParams
+from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`
@@ -119,15 +120,13 @@ _BOUNDS = ("lowerbound", "upperbound")
 
 
 def parse_number(text: str) -> int:
-    """An engine's integer: ASCII digits with an optional leading minus, within
-    :data:`MAX_NUMBER`; ValueError otherwise (``int`` would take ``+3``, ``1_0``,
-    Arabic digits and numbers of any length)."""
-    digits = text[1:] if text.startswith("-") else text
-    if not digits or len(digits) > 19 or any(ch not in DIGITS for ch in digits):
-        raise ValueError(f"'{text[:30]}' is not a number")
-    value = int(text)
+    """An engine's integer: the protocol's one number syntax (:func:`parse_int`:
+    ASCII digits, an optional leading minus) within :data:`MAX_NUMBER`; ValueError
+    otherwise, so that ``+3``, ``1_0``, Arabic digits and numbers of any length
+    never reach the caller."""
+    value = parse_int(text)
     if abs(value) > MAX_NUMBER:
-        raise ValueError(f"'{text}' is out of range")
+        raise ValueError(f"'{text[:30]}' is out of range")
     return value
 
 
@@ -223,27 +222,6 @@ def engine_move(token: str, board: Board, drops: bool) -> int:
 
 
 @dataclass(frozen=True)
-class GoLimits:
-    """What a ``go`` command asks for, in the protocol's units (ms); None is not sent."""
-
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int | None = None
-    binc: int | None = None
-    movetime: int | None = None
-    depth: int | None = None
-    nodes: int | None = None
-
-    def go_command(self) -> str:
-        words = ["go"]
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                words += [f.name, str(value)]
-        return " ".join(words)
-
-
-@dataclass(frozen=True)
 class Limit:
     """How long to search, python-chess' ``Limit``: seconds for times and clocks."""
 
@@ -255,10 +233,11 @@ class Limit:
     white_inc: float | None = None
     black_inc: float | None = None
 
-    def go_limits(self) -> GoLimits:
+    def go_params(self) -> GoParams:
+        """The ``go`` command that asks for this (GoParamsError when out of range)."""
         def ms(seconds: float | None) -> int | None:
             return None if seconds is None else max(0, round(seconds * 1000))
-        return GoLimits(wtime=ms(self.white_clock), btime=ms(self.black_clock),
+        return GoParams(wtime=ms(self.white_clock), btime=ms(self.black_clock),
                         winc=ms(self.white_inc), binc=ms(self.black_inc),
                         movetime=ms(self.time), depth=self.depth, nodes=self.nodes)
 
@@ -480,7 +459,7 @@ class EngineClient:
         self.send(line + (" moves " + " ".join(tokens) if tokens else ""))
         return start.play_all([col - 1 for col in moves])
 
-    def go(self, limits: GoLimits, timeout: float | None = None) -> SearchResult:
+    def go(self, params: GoParams, timeout: float | None = None) -> SearchResult:
         """Search and wait for ``bestmove``; EngineTimeout after ``timeout`` seconds.
 
         ``isready`` goes just before ``go``, without waiting for the answer: an
@@ -495,7 +474,7 @@ class EngineClient:
         sent = time.monotonic()  # the clock runs from sending, as in cutechess
         deadline = None if timeout is None else sent + timeout
         self.send("isready")
-        self.send(limits.go_command())
+        self.send(params.command())
         for _, line in self._read_until("readyok", timeout, deadline):
             if line.split()[0] == "bestmove":
                 self._discard(line)
@@ -724,7 +703,7 @@ class SimpleEngine:
             raise EngineError(f"cannot send the position: {err}") from None
         wait = limit.timeout(board.side_to_move) if timeout is None else timeout
         try:
-            return board, self.client.go(limit.go_limits(), wait)
+            return board, self.client.go(limit.go_params(), wait)
         except EngineTimeout:
             self.client.stop()
             self.client.is_ready()

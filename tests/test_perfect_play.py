@@ -32,7 +32,8 @@ from types import ModuleType
 import click
 import pytest
 
-from c4engine.engine import EngineClient, GoLimits, Score, engine_move
+from c4engine.engine import EngineClient, Score, engine_move
+from c4engine.go_params import GoParams
 from c4engine.notation import parse_digits
 from c4engine.referee.config import EngineSpec, MatchConfig
 from c4engine.referee.game import GameOutcome
@@ -212,7 +213,7 @@ def test_handshake_and_perfect_go() -> None:
         client.new_game()
         for digits in ("", "4", "44", "444447322222", "4623232231713", "44444432"):
             pos = client.position([int(d) for d in digits])
-            reply = client.go(GoLimits(movetime=1000), timeout=5.0)
+            reply = client.go(GoParams(movetime=1000), timeout=5.0)
             col = engine_move(reply.bestmove, pos, drops=True)
             scores = oracle.score_all_moves(perfect.to_board(pos))
             assert scores[col] == max(scores.values()), (digits, reply.bestmove, scores)

@@ -38,8 +38,8 @@ import click
 
 from ..bits import CELLS, WIDTH
 from ..board import RulesError
-from ..engine import (SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, GoLimits,
-                      engine_move)
+from ..engine import SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, engine_move
+from ..go_params import GoParams
 from ..notation import parse_digits
 from .inputs import numbered_lines, summary
 
@@ -277,7 +277,7 @@ class EngineUnderTest:
         self.client.is_ready()
         self.client.position([int(d) for d in position.moves])
         try:
-            result = self.client.go(GoLimits(movetime=movetime),
+            result = self.client.go(GoParams(movetime=movetime),
                                     timeout=movetime / 1000 + SEARCH_GRACE)
         except EngineTimeout:
             self.client.stop()
