@@ -12,9 +12,10 @@ import pytest
 
 from c4engine import Position
 from c4engine.board import RulesError
-from c4engine.engine import (MAX_NUMBER, EngineClient, EngineDied, EngineError, EngineTimeout,
-                             Limit, Score, SimpleEngine, collect_lines, engine_move,
-                             hash_ready_seconds, merge_info, parse_info, parse_number)
+from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied,
+                             EngineError, EngineTimeout, Limit, Score, SimpleEngine,
+                             collect_lines, engine_move, hash_ready_seconds, merge_info,
+                             parse_info, parse_number)
 from c4engine.go_params import GoParams
 from c4engine.notation import parse_digits, to_fen
 
@@ -120,7 +121,7 @@ def test_moves_must_come_in_the_notation_the_engine_was_told():
 
 
 def test_a_large_hash_gets_more_time_for_readyok():
-    assert hash_ready_seconds([("Hash", "8192")]) == pytest.approx(8 * 4.5)
+    assert hash_ready_seconds([("Hash", "8192")]) == pytest.approx(8 * READY_SECONDS_PER_GIB)
     assert hash_ready_seconds([("Threads", "2")]) == 0.0
     assert hash_ready_seconds([("Hash", "lots")]) == 0.0
 
@@ -220,7 +221,7 @@ def test_readyok_waits_longer_for_a_large_hash():
             client.setup(ready_timeout=0.3)
         client.start()
         client.setup([("Hash", "1024")], ready_timeout=0.3)
-        assert client.ready_timeout == pytest.approx(0.3 + 4.5)
+        assert client.ready_timeout == pytest.approx(0.3 + READY_SECONDS_PER_GIB)
     finally:
         client.quit()
 

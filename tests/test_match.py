@@ -276,7 +276,7 @@ def test_cli_match_with_names_options_and_pgn(tmp_path):
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Score of First vs Cheat: 4 - 0 - 0  [1.000] 4" in out
-    assert "Elo difference: inf +/- " in out
+    assert "Elo difference: inf +/- inf" in out
     assert "Ptnml(0-2): [0, 0, 0, 0, 2]" in out
     assert "SPRT (normalized, pentanomial)" in out and "lbound -2.94, ubound 2.94" in out
     assert "Forfeits by Cheat: 4 (illegal move 4)" in out

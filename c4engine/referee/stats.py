@@ -125,7 +125,8 @@ def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -
     stdev = math.sqrt(variance / games)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     margin = (elo_from_score(mu + z * stdev) - elo_from_score(mu - z * stdev)) / 2
-    return EloEstimate(elo_from_score(mu), margin)
+    # A score of 0 or 1 has no spread and an infinite difference: inf - inf is no margin.
+    return EloEstimate(elo_from_score(mu), math.inf if math.isnan(margin) else margin)
 
 
 def los(wins: int, losses: int) -> float:
