@@ -11,8 +11,9 @@ Two levels, in the shape and with the names of python-chess' ``chess.engine``:
 - :class:`EngineClient` is one engine process line by line, with deadlines and
   the arrival time of each line.  The referee (``c4engine match``,
   ``c4engine strength``) uses it directly because it judges what the engine
-  said, clocks included; :func:`parse_info` is the ``info`` parser the GUI
-  reuses.
+  said, clocks included.  :func:`parse_info`, :func:`merge_info` and
+  :func:`collect_lines` read ``info`` lines for any other client (they need no
+  process).
 
 An engine is another program and may hang, crash or babble, so every read has a
 deadline: a reader thread moves the engine's output lines into a queue, stamped

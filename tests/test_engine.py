@@ -251,6 +251,13 @@ def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
         assert time.monotonic() - began < 3
 
 
+def test_simple_engine_that_never_completes_the_handshake_is_an_error():
+    began = time.monotonic()
+    with pytest.raises(EngineTimeout, match="no uciok within 0.5 s"):
+        SimpleEngine.popen(misbehaving("silent"), timeout=0.5)
+    assert time.monotonic() - began < 3
+
+
 def test_simple_engine_refuses_an_illegal_move():
     with SimpleEngine.popen(misbehaving("illegal")) as engine:
         with pytest.raises(EngineError, match="illegal bestmove"):

@@ -185,12 +185,13 @@ HARMLESS = [
     ("early", 0),  # a bestmove before every readyok: discarded
     ("huge", 0),  # a score of 400 nines: that info line is ignored
     ("garbage", 0),  # malformed info lines around a good one
+    ("slowready 0.05", 0),  # every readyok late (the one before each go included)
 ]
 
 
 @pytest.mark.parametrize("mode, _", HARMLESS)
 def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
-    pgn = tmp_path / f"{mode}.pgn"
+    pgn = tmp_path / "games.pgn"
     report, _lines = play(config(SIMPLE_LAST, misbehaving(mode), pgn_path=pgn))
     outcomes = report.tally.outcomes
     assert len(outcomes) == 4
