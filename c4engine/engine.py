@@ -48,7 +48,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol, TypedDict
 
@@ -210,6 +210,8 @@ def merge_info(older: InfoDict, newer: InfoDict) -> InfoDict:
 def engine_move(token: str, board: Board, drops: bool) -> int:
     """The 0-based column of ``bestmove``'s move in ``board``, in the notation the
     engine was told to speak; RulesError (an illegal move) otherwise."""
+    if token in ("", "(none)", "0000"):
+        raise RulesError("no move given")
     is_drop = len(token) == 4 and token[1] == "@"
     if drops and not is_drop:
         raise RulesError(f"move '{token}': after UCI_Variant cfour a move is a drop like P@d1")
@@ -262,24 +264,29 @@ class SearchResult:
     @property
     def info(self) -> InfoDict:
         """The best line's info (``multipv 1``, or lines that name no MultiPV number)."""
-        return self.lines[0] if self.lines else {}
+        return next((info for info in self.lines if info.get("multipv", 1) == 1), InfoDict())
 
 
-def collect_lines(info_lines: Sequence[str]) -> tuple[InfoDict, ...]:
-    """Each MultiPV line's info, merged over the ``info`` lines that carry its
-    number (a line without one is about ``multipv 1``), in MultiPV order.  A line
-    with a malformed number is ignored: one garbled line does not void a move."""
-    by_number: dict[int, InfoDict] = {}
-    for line in info_lines:
-        try:
-            info = parse_info(line)
-        except ValueError:
-            continue
-        if "string" in info:
-            continue
+def add_info(lines: dict[int, InfoDict], line: str) -> None:
+    """Merge one ``info`` line into ``lines``, the MultiPV lines by number (a line
+    without a number is about ``multipv 1``).  A line with a malformed number is
+    ignored, and so is ``info string``: one garbled line does not void a move."""
+    try:
+        info = parse_info(line)
+    except ValueError:
+        return
+    if "string" not in info:
         number = info.get("multipv", 1)
-        by_number[number] = merge_info(by_number.get(number, {}), info)
-    return tuple(by_number[n] for n in sorted(by_number))
+        lines[number] = merge_info(lines.get(number, {}), info)
+
+
+def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
+    """Each MultiPV line's info, merged over the ``info`` lines that carry its
+    number (see :func:`add_info`), in MultiPV order."""
+    lines: dict[int, InfoDict] = {}
+    for line in info_lines:
+        add_info(lines, line)
+    return tuple(lines[n] for n in sorted(lines))
 
 
 # -- one process ------------------------------------------------------------
@@ -480,14 +487,15 @@ class EngineClient:
         for _, line in self._read_until("readyok", timeout, deadline):
             if line.split()[0] == "bestmove":
                 self._discard(line)
-        info_lines: list[str] = []
+        lines: dict[int, InfoDict] = {}  # merged as they come: a flood costs no memory
         for arrived, line in self._read_until("bestmove", timeout, deadline):
             words = line.split()
             if words[0] == "bestmove":
                 move = words[1] if len(words) > 1 else ""
-                return SearchResult(move, collect_lines(info_lines), arrived - sent)
+                return SearchResult(move, tuple(lines[n] for n in sorted(lines)),
+                                    arrived - sent)
             if words[0] == "info":
-                info_lines.append(line)
+                add_info(lines, line)
         raise AssertionError("_read_until ends with the word it waits for")
 
     def stop(self) -> None:

@@ -13,7 +13,8 @@ import pytest
 from c4engine import Position
 from c4engine.board import RulesError
 from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied,
-                             EngineError, EngineTimeout, Limit, Score, SimpleEngine,
+                             EngineError, EngineTimeout, Limit, Score, SearchResult,
+                             SimpleEngine,
                              collect_lines, engine_move, hash_ready_seconds, merge_info,
                              parse_info, parse_number)
 from c4engine.go_params import GoParams
@@ -97,6 +98,8 @@ def test_multipv_lines_are_kept_apart():
     assert [(i["multipv"], i["score"], i["pv"]) for i in lines] == [
         (1, Score("cp", 25), [4, 4]), (2, Score("cp", 5), [3, 4]), (3, Score("cp", -50), [1, 4])]
     assert lines[0]["nodes"] == 500 and "upperbound" not in lines[2]
+    only_second = SearchResult("3", collect_lines(["info multipv 2 score cp 5 pv 3"]))
+    assert only_second.info == {}
 
 
 def test_limit_in_seconds_becomes_a_go_command_in_ms():
@@ -118,6 +121,8 @@ def test_moves_must_come_in_the_notation_the_engine_was_told():
         engine_move("P@d1", pos, drops=True)
     with pytest.raises(RulesError, match="full"):
         engine_move("1", parse_digits("111111"), drops=False)
+    with pytest.raises(RulesError, match="no move given"):
+        engine_move("(none)", pos, drops=True)
 
 
 def test_a_large_hash_gets_more_time_for_readyok():
