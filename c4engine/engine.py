@@ -232,10 +232,12 @@ class Limit:
     time: float | None = None
     depth: int | None = None
     nodes: int | None = None
+    mate: int | None = None
     white_clock: float | None = None
     black_clock: float | None = None
     white_inc: float | None = None
     black_inc: float | None = None
+    remaining_moves: int | None = None
 
     def go_params(self) -> GoParams:
         """The ``go`` command that asks for this (GoParamsError when out of range)."""
@@ -243,7 +245,8 @@ class Limit:
             return None if seconds is None else max(0, round(seconds * 1000))
         return GoParams(wtime=ms(self.white_clock), btime=ms(self.black_clock),
                         winc=ms(self.white_inc), binc=ms(self.black_inc),
-                        movetime=ms(self.time), depth=self.depth, nodes=self.nodes)
+                        movetime=ms(self.time), depth=self.depth, nodes=self.nodes,
+                        mate=self.mate, movestogo=self.remaining_moves)
 
     def timeout(self, side_to_move: int) -> float:
         """How long to wait for ``bestmove`` before the engine counts as silent."""

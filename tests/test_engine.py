@@ -104,6 +104,8 @@ def test_multipv_lines_are_kept_apart():
 
 def test_limit_in_seconds_becomes_a_go_command_in_ms():
     assert Limit(time=0.25, depth=4).go_params().command() == "go depth 4 movetime 250"
+    assert Limit(mate=3, white_clock=1, remaining_moves=5).go_params() == \
+        GoParams(mate=3, wtime=1000, movestogo=5)
     assert Limit(white_clock=2, black_clock=1.5, white_inc=0.1, black_inc=0.1).go_params() == \
         GoParams(wtime=2000, btime=1500, winc=100, binc=100)
     assert Limit(nodes=10).timeout(0) == 60.0 and Limit(time=1, black_clock=0.5).timeout(1) == 5.5
