@@ -214,6 +214,15 @@ def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
         assert any(m.comment.startswith(">=+M2/4 ") for o in outcomes for m in o.pgn.moves)
 
 
+def test_pgn_comments_take_the_best_lines_score_under_multipv():
+    """Issue 9: with MultiPV 3 the comment showed the last line's score and depth."""
+    multi = EngineSpec(misbehaving("multipv"), options=(("MultiPV", "3"),))
+    report, _ = play(config(SIMPLE, SIMPLE, engines=(EngineSpec(SIMPLE), multi), games=2))
+    comments = [m.comment for o in report.tally.outcomes for m in o.pgn.moves
+                if m.comment != "book" and not m.comment.startswith("0.00/1 ")]
+    assert comments and all(c.startswith("-0.10/2 ") for c in comments)
+
+
 def test_hostile_engine_text_cannot_break_the_pgn(tmp_path):
     """Issue 10, item 3: ``bestmove }1-0{`` and braces in the engine's name, its info
     strings and its stderr; the 4-game PGN used to read back as 6 games."""
