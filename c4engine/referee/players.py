@@ -48,7 +48,6 @@ class Player:
         self.client.quit()
 
 
-
 class Clocks:
     """Both sides' time left under a time control, kept by the referee from its
     own measurements (what the engines think of their time does not count)."""
