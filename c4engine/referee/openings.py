@@ -18,6 +18,7 @@ from ..notation import parse_digits
 from .config import GameSpec
 from .inputs import numbered_lines, summary
 
+
 def builtin_openings() -> tuple[str, ...]:
     """Every 2-ply opening, one of each mirror pair: 25 positions.
 
