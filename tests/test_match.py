@@ -7,7 +7,10 @@ c4engine processes (``python -m c4engine`` from this checkout)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -253,6 +256,35 @@ def test_a_move_in_the_wrong_notation_is_illegal():
     assert report.tally.forfeits(1) == {"illegal move": 4}
     assert all("a move is a drop like P@d1" in o.pgn.result_comment
                for o in report.tally.outcomes)
+
+
+def test_ctrl_c_ends_the_engines_and_records_no_game_cut_short(tmp_path, importable_repo):
+    """Engines run in their own process groups, so Ctrl-C reaches only the referee:
+    it must end them itself, and the game it cut short is not a forfeit."""
+    pgn = tmp_path / "aborted.pgn"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "c4engine", "match", "--engine", SIMPLE,
+         "--engine", misbehaving("stall"), "--depth", "1", "--games", "2", "--pgn", str(pgn),
+         "--debug"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert referee.stderr is not None
+    for line in referee.stderr:  # wait until the staller has been asked for a move
+        if line.startswith(">simple-2: go"):
+            break
+    engines = [int(pid) for pid in Path(f"/proc/{referee.pid}/task/{referee.pid}/children")
+               .read_text().split()]
+    referee.send_signal(signal.SIGINT)
+    _, rest = referee.communicate(timeout=20)
+    assert referee.returncode == 1 and "Aborted!" in rest
+    assert "Finished game" not in rest and not pgn.exists()
+    assert len(engines) == 2
+    for pid in engines:
+        for _ in range(100):
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists()
 
 
 def test_crash_message_carries_the_engines_last_words():

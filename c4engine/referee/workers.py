@@ -75,8 +75,11 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
     recorder = Recorder(config, names, progress)
     try:
         play_on_threads(specs, pairs, names, config, recorder)
+    except BaseException:
+        recorder.abort()  # Ctrl-C: the games cut short by ending the engines are no results
+        raise
     finally:
-        recorder.stopped.set()  # on Ctrl-C: no new games while the engines are ended
+        recorder.stopped.set()  # no new games while the engines are ended
         for pair in pairs:
             for player in pair:
                 player.close()
@@ -86,7 +89,8 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
 class Recorder:
     """Takes finished games, in any order and from any thread: adds them to the
     tally, appends them to the PGN file, reports a progress line, and sets
-    ``stopped`` once the SPRT has decided (or a runner gives up)."""
+    ``stopped`` once the SPRT has decided (or a runner gives up).  After
+    :meth:`abort` nothing more is recorded."""
 
     def __init__(self, config: MatchConfig, names: tuple[str, str],
                  progress: Callable[[str], None]) -> None:
@@ -94,10 +98,18 @@ class Recorder:
         self.tally = Tally(names, config.sprt)
         self.progress = progress
         self.stopped = threading.Event()
+        self._aborted = False
         self._lock = threading.Lock()
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            self.stopped.set()
 
     def record(self, outcome: GameOutcome) -> None:
         with self._lock:
+            if self._aborted:
+                return
             self.tally.add(outcome)
             if self.config.pgn_path is not None:
                 with self.config.pgn_path.open("a", encoding="utf-8") as out:
