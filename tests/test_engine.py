@@ -179,8 +179,7 @@ def test_a_bestmove_that_answers_no_go_is_discarded():
         client.setup()
         client.position([])
         first = client.go(GoParams(depth=1), timeout=5)
-        time.sleep(0.2)  # the second bestmove arrives meanwhile
-        client.position([1])
+        client.position([1])  # at once: the second bestmove may not have arrived yet
         second = client.go(GoParams(depth=1), timeout=5)
         assert (first.bestmove, second.bestmove) == ("P@a1", "P@a2")
         assert client.stale_bestmoves == 1
