@@ -40,6 +40,7 @@ Not thread-safe: one thread drives one engine.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import shlex
@@ -240,9 +241,14 @@ class Limit:
     remaining_moves: int | None = None
 
     def go_params(self) -> GoParams:
-        """The ``go`` command that asks for this (GoParamsError when out of range)."""
+        """The ``go`` command that asks for this; ValueError (GoParamsError) when a
+        value is out of range or a time is not a finite number."""
         def ms(seconds: float | None) -> int | None:
-            return None if seconds is None else max(0, round(seconds * 1000))
+            if seconds is None:
+                return None
+            if not math.isfinite(seconds):
+                raise ValueError(f"Limit: {seconds} is not a finite number of seconds")
+            return max(0, round(seconds * 1000))
         return GoParams(wtime=ms(self.white_clock), btime=ms(self.black_clock),
                         winc=ms(self.white_inc), binc=ms(self.black_inc),
                         movetime=ms(self.time), depth=self.depth, nodes=self.nodes,

@@ -108,6 +108,10 @@ def test_limit_in_seconds_becomes_a_go_command_in_ms():
         GoParams(mate=3, wtime=1000, movestogo=5)
     assert Limit(white_clock=2, black_clock=1.5, white_inc=0.1, black_inc=0.1).go_params() == \
         GoParams(wtime=2000, btime=1500, winc=100, binc=100)
+    for bad in (Limit(time=float("inf")), Limit(white_clock=float("nan")), Limit(depth=0),
+                Limit(time=1e30)):
+        with pytest.raises(ValueError):
+            bad.go_params()
     assert Limit(nodes=10).timeout(0) == 60.0 and Limit(time=1, black_clock=0.5).timeout(1) == 5.5
 
 
