@@ -329,3 +329,12 @@ def test_real_c4engine_multipv_lines_belong_together():
         assert [line["multipv"] for line in answer.lines] == [1, 2, 3]
         played = engine.play(position, Limit(depth=6))
         assert played.move == played.info["pv"][0]
+
+
+def test_real_c4engine_bounds_stay_bounds():
+    """Issue 9: a bound was reported as an exact mate.  Here c4engine proves the loss
+    at depth 4 without its distance: ``mate -1 upperbound`` (lost in at most one)."""
+    with SimpleEngine.popen(REAL, ready_timeout=180, options={"OwnBook": False}) as engine:
+        info = engine.analyse(Position.from_moves("4455443"), Limit(depth=4))
+    assert info["score"] == Score("mate", -1) and info.get("upperbound") is True
+    assert "lowerbound" not in info
