@@ -12,7 +12,7 @@ is the whole match on this machine.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -49,13 +49,21 @@ def start_players(config: MatchConfig,
     return pairs
 
 
-def display_names(config: MatchConfig, first_pair: tuple[Player, Player]) -> tuple[str, str]:
+def display_names(config: MatchConfig, id_names: Sequence[str | None]) -> tuple[str, str]:
     """--name, else the engine's ``id name``, else the command; made distinct."""
-    names = [spec.name or player.client.id_name or spec.command
-             for spec, player in zip(config.engines, first_pair)]
+    names = [spec.name or id_name or spec.command
+             for spec, id_name in zip(config.engines, id_names)]
     if names[0] == names[1]:
         names = [f"{names[0]}-1", f"{names[1]}-2"]
     return names[0], names[1]
+
+
+def option_warnings(config: MatchConfig, names: Sequence[str],
+                    listed: Sequence[Collection[str]]) -> list[str]:
+    """A warning for each --option an engine does not list among its options."""
+    return [f"warning: {name} does not list an option '{option}'"
+            for spec, name, options in zip(config.engines, names, listed)
+            for option, _ in spec.options if option not in options]
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None],
@@ -63,14 +71,12 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
     """Play the match; ``progress`` gets a line per finished game.  Raises EngineError
     before any game when an engine cannot be started."""
     pairs = start_players(config, log)
-    names = display_names(config, pairs[0])
+    names = display_names(config, [player.client.id_name for player in pairs[0]])
     for pair in pairs:
         for player, name in zip(pair, names):
             player.client.name = name  # what messages about it will call it
-    for player in pairs[0]:
-        for option, _ in player.spec.options:
-            if option not in player.client.options:
-                progress(f"warning: {player.client.name} does not list an option '{option}'")
+    for line in option_warnings(config, names, [player.client.options for player in pairs[0]]):
+        progress(line)
     specs = schedule(config.openings, config.games, config.order, config.seed)
     recorder = Recorder(config, names, progress)
     try:
