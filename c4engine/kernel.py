@@ -18,7 +18,9 @@ they need no adjustment when they move up the tree or through the table.
 
 The opening book's 12-stone table (:mod:`c4engine.book`) is probed where the
 search reaches 12 stones: its scores are exact, so they end the search there
-whatever the depth.  Without a book that part of ``mem`` is empty.
+whatever the depth.  The book stays in its read-only file mapping, shared by
+every engine process; the context holds its address and record count (both 0
+without a book).
 
 Only the recursion and the solver's driver loop are compiled: the loops over
 the root moves live in :mod:`c4engine.search`, in Python.  They cost
@@ -27,8 +29,13 @@ the recursion costs seconds of compilation at the engine's first start, which
 must answer ``isready`` within 15 s.
 
 All state lives in one int64 array owned by the caller (:mod:`c4engine.search`),
-``mem``: the context (counters, flags, evaluation weights, per-ply scratch),
-the book's records and the transposition table, laid out as described below.
+``mem``: the context (counters, flags, evaluation weights, per-ply scratch)
+and, from ``mem[TT_START]`` on, the transposition table.  Search threads
+share one table: each gets its own view of the caller's buffer, starting at
+its own context, with ``mem[TT_START]`` measured from there (lazy SMP; an
+entry is one int64, which x86-64 reads and writes atomically, so no locks).
+A helper thread's ``mem[JITTER_SEED]`` is not 0: it perturbs the move order
+near the root so that the threads take different paths.
 One array, because numba passes every array as a structure of seven words:
 with four arrays each recursive call copied 28 words, and merging them made
 the solver about a quarter faster.  ``mem[STOP]`` may be set by another Python
@@ -54,12 +61,12 @@ MAX_PLY = CELLS + 2
 COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
 # The one array the kernel is given, ``mem``: first the context (counters and
-# flags, where the book and the table lie in ``mem``, the evaluation weights,
-# and for each ply 16 slots of scratch holding (column, ordering score)
-# pairs), then the book's 12-stone records, then the transposition table.
+# flags, the book's address and size, where the table lies in ``mem``, the
+# thread's jitter seed, the evaluation weights, and for each ply 16 slots of
+# scratch holding (column, ordering score) pairs), then the table.
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
-BOOK_START, BOOK_RECORDS, TT_START, TT_SLOTS = range(6, 10)
-WEIGHTS = 10
+BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, JITTER_SEED = range(6, 11)
+WEIGHTS = 11
 SCRATCH = WEIGHTS + N_TERMS
 SCRATCH_PER_PLY = 16
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
@@ -73,6 +80,8 @@ VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
 MIN_TABLE_ENTRIES = (1 << 17) + 1
+JITTER_PLIES = 4
+JITTER_MULTIPLIER = 0x2545F4914F6CDD1D  # odd, below 2**63: a multiplicative hash in int64
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
@@ -147,6 +156,18 @@ def non_losing_moves(current: int, mask: int) -> int:
 
 
 @jit
+def jitter(mem: np.ndarray, ply: int, col: int) -> int:
+    """A helper thread's private bonus, 0 to 3, for ``col`` at ``ply``: near the root
+    each lazy-SMP thread thus tries the moves in its own order and fills the
+    shared table with other subtrees than the main thread.  Always 0 for the
+    main thread (seed 0), so one thread searches as if there were no others."""
+    seed = mem[JITTER_SEED]
+    if seed == 0 or ply >= JITTER_PLIES:
+        return 0
+    return (((seed * JITTER_MULTIPLIER + ply * WIDTH + col) * JITTER_MULTIPLIER) >> 59) & 3
+
+
+@jit
 def order_moves(current: int, mask: int, moves: int, tt_move: int, mem: np.ndarray, ply: int) -> int:
     """Write the moves of bitmask ``moves`` into the scratch of ``ply`` best first and return
     how many.  The table's move comes first, then moves by how many winning
@@ -158,7 +179,7 @@ def order_moves(current: int, mask: int, moves: int, tt_move: int, mem: np.ndarr
         move = moves & column_cells(col)
         if move == 0:
             continue
-        score = popcount(winning_cells(current | move, mask))
+        score = popcount(winning_cells(current | move, mask)) + jitter(mem, ply, col)
         if col == tt_move:
             score = 1000
         pos = count
@@ -217,7 +238,7 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
         if alpha >= beta:
             return beta
     if stones == BOOK_STONES:
-        book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
+        book = book_score(mem[BOOK_ADDRESS], mem[BOOK_RECORDS], current, mask)
         if book != NOT_IN_BOOK:
             return min(max(to_internal(book), alpha), beta)
     if depth <= 0:

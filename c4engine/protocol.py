@@ -212,7 +212,7 @@ class Engine:
         spec = self.options.set(name, raw)
         if spec.name == "UCI_Variant":
             self.drops = True
-        if spec.name in ("Hash", "Clear Hash", "Evaluation", "OwnBook"):
+        if spec.name in ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook"):
             self.backend_ready().apply(spec.name)
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
