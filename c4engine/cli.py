@@ -55,40 +55,60 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.argument("file", type=click.File("r"), default="-")
+@click.argument("file", type=click.File("rb"), default="-")
 @click.option("--weak", is_flag=True, help="Win/draw/loss only (scores -1, 0, 1): faster.")
+@click.option("--all", "every_column", is_flag=True,
+              help="Print the score of every column (-1000 for a full one) instead of the position's.")
 @click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True,
               help="Transposition table size in MB.")
-def solve(file: IO[str], weak: bool, hash_mb: int) -> None:
-    """Solve positions exactly, one per line: `<moves> [<expected score>]`.
+@click.option("--threads", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Search threads sharing the table.")
+def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
+    """Solve positions exactly, one per line: `<moves> [<expected score>]`; an empty
+    line is the empty board.
 
     Prints `<moves> <score> <nodes> <microseconds>` per line, as Pascal Pons'
-    solver does (table cleared before each position), then a summary on
-    stderr; exits 1 if a score differs from the expected one or a line is bad."""
+    solver does (table cleared before each position, outside the timing), with
+    `--all` seven scores in place of one, then a summary on stderr; exits 1 if
+    a score differs from the expected one or a line is bad."""
     started = time.perf_counter()
     from .search import Searcher
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, threads=threads)
     searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
-    for number, line in enumerate(file, start=1):
-        _solve_line(searcher, number, line, weak, tally)
+    for number, raw in enumerate(file, start=1):
+        _solve_line(searcher, number, _decode_line(raw, number), weak, every_column, tally)
     click.echo(tally.summary(), err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
 
 
+def _decode_line(raw: bytes, number: int) -> str | None:
+    """The text of an input line, None if it is not UTF-8.  A byte-order mark that
+    some editors put at the start of a file is dropped."""
+    if number == 1:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 class _SolveTally:
-    """Counts and times of a ``solve`` run."""
+    """Counts and times of a ``solve`` run: wall time, and the CPU time of all the
+    process's threads, which a machine busy with other work does not inflate
+    (Pons' reference figures are CPU times)."""
 
     def __init__(self) -> None:
         self.positions = self.checked = self.mismatches = self.bad_lines = self.nodes = 0
-        self.seconds = 0.0
+        self.seconds = self.cpu_seconds = 0.0
 
-    def add(self, nodes: int, seconds: float) -> None:
+    def add(self, nodes: int, seconds: float, cpu_seconds: float) -> None:
         self.positions += 1
         self.nodes += nodes
         self.seconds += seconds
+        self.cpu_seconds += cpu_seconds
 
     def summary(self) -> str:
         if not self.positions:
@@ -97,31 +117,38 @@ class _SolveTally:
         nps = self.nodes / self.seconds if self.seconds > 0 else 0.0
         correct = f"{self.checked - self.mismatches}/{self.checked} correct, " if self.checked else ""
         return (f"{self.positions} positions, {correct}{self.bad_lines} bad lines, mean time "
-                f"{mean_us:.1f} us, mean nodes {self.nodes / self.positions:.0f}, "
-                f"{nps / 1e6:.2f} M nodes/s")
+                f"{mean_us:.1f} us (CPU {self.cpu_seconds / self.positions * 1e6:.1f} us), "
+                f"mean nodes {self.nodes / self.positions:.0f}, {nps / 1e6:.2f} M nodes/s")
 
 
-def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _SolveTally) -> None:
+def _solve_line(searcher: Searcher, number: int, line: str | None, weak: bool, every_column: bool,
+                tally: _SolveTally) -> None:
     """Solve one input line and print its result, or report why it is bad."""
-    fields = line.split()
-    if not fields:
-        return
     try:
+        if line is None:
+            raise RulesError("not valid UTF-8")
+        fields = line.split()
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
-        pos = parse_digits(fields[0])
+        moves = fields[0] if fields else ""
+        pos = parse_digits(moves)
         if pos.is_over():
-            raise RulesError(f"'{fields[0]}': the game is already over")
+            raise RulesError(f"'{moves}': the game is already over")
     except RulesError as err:
         tally.bad_lines += 1
-        click.echo(f"line {number}: {err}", err=True)
+        click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return
     searcher.clear()
-    began = time.perf_counter()
-    score, nodes = searcher.solve(pos, weak)
+    began, began_cpu = time.perf_counter(), time.process_time()
+    if every_column:
+        values, nodes = searcher.solve_moves(pos, weak)
+        score = max(values)
+    else:
+        score, nodes = searcher.solve(pos, weak)
+        values = [score]
     seconds = time.perf_counter() - began
-    tally.add(nodes, seconds)
-    click.echo(f"{fields[0]} {score} {nodes} {int(seconds * 1e6)}")
+    tally.add(nodes, seconds, time.process_time() - began_cpu)
+    click.echo(f"{moves} {' '.join(map(str, values))} {nodes} {int(seconds * 1e6)}")
     if len(fields) == 2:
         expected = int(fields[1])
         if weak:
@@ -129,7 +156,7 @@ def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _
         tally.checked += 1
         if score != expected:
             tally.mismatches += 1
-            click.echo(f"line {number}: {fields[0]} expected {expected}, got {score}", err=True)
+            click.echo(f"line {number}: {moves} expected {expected}, got {score}", err=True)
 
 
 @cli.command()

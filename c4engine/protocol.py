@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 1 << 16
 MAX_PERFT_DEPTH = 10
-SEARCH_OPTIONS = ("Hash", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
+SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
 
 from c4engine import kernel
@@ -391,8 +390,8 @@ def test_a_solve_cut_short_never_passes_for_a_move_that_reaches_the_score() -> N
         pytest.skip(f"no opening book: {err}")
     pos = parse_digits("122211522374")
     searcher = Searcher(hash_mb=16, book=book)
-    searcher.begin(5000)
-    assert searcher.solve_root(pos, False, 3, np.zeros(7, dtype=np.int64)) == -1
+    searcher.threads[0].begin(5000)
+    assert searcher.threads[0].solve_root(pos, False, 3) == -1
     searcher.clear()
     result = searcher.search(pos, Limits(hard_ms=5000))
     assert result.move == 0 and result.report is not None and result.report.exact
