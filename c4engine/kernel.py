@@ -75,6 +75,10 @@ CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 # seventh of a column from the edge, times 70 to stay in integers.
 W_NEXT_TURN, W_TURN_AFTER, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 35, 21, 35, 1
 NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
+# Children's table entries are probed before the search (enhanced transposition
+# cutoffs) only while they have fewer stones than this: deeper, a probe costs more
+# than the cutoffs it finds (Steininger's threshold, width * height - 15).
+ETC_STONES = CELLS - 15
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
@@ -424,6 +428,28 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored), mem[GENERATION])
                     return alpha
             continue
+        if f_stones < ETC_STONES:
+            # Enhanced transposition cutoff: the table may already bound this child.
+            f_key, _ = table_key(f_current, f_mask)
+            f_entry = tt_lookup(mem, tt_slot(mem, f_key), f_key)
+            if f_entry != 0 and entry_depth(f_entry) >= min(depth - 1, CELLS - f_stones):
+                f_value, f_flag = entry_value(f_entry), entry_flag(f_entry)
+                if f_flag != UPPER:
+                    f_lo = max(f_lo, f_value)
+                if f_flag != LOWER:
+                    f_hi = min(f_hi, f_value)
+                low, high = (f_lo, f_hi) if flips % 2 == 1 else (-f_hi, -f_lo)
+                if low >= alpha:  # this node scores at least what this child does
+                    alpha = low
+                    proven_low = True
+                    best_move = col
+                    if alpha >= beta:
+                        flag = EXACT if proven_high else LOWER
+                        mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored),
+                                            mem[GENERATION])
+                        return alpha
+                if high <= alpha:  # the child cannot raise alpha: nothing to search
+                    continue
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
         mem[child + C_SCORE] = move_score(current, mask, move, col, tt_move, opponent_threats)
