@@ -569,10 +569,10 @@ def solve(current: int, mask: int, stones: int, weak: bool,
         first = False
         probe = to_internal(middle)
         value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0, mem)
-        if value <= probe:
-            highest = min(middle, to_pons(value))
+        if value <= probe:  # clamped: a weak solve's range is narrower than the scores
+            highest = max(min(middle, to_pons(value)), lowest)
         else:
-            lowest = max(middle + 1, to_pons(value))
+            lowest = min(max(middle + 1, to_pons(value)), highest)
     return lowest
 
 
