@@ -7,6 +7,8 @@ thread; everything here may take its time to build.
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -14,9 +16,12 @@ import numpy as np
 from . import kernel
 from .bench import bench_lines, run_bench
 
+from .bits import WIDTH
 from .board import Position
 from .book import BookUnavailableError, OpeningBook
 from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
+from .go_params import GoParams
+from .levels import Strength, wanted_strength
 from .limits import Budget, Limits, clock_budget, movetime_budget
 from .notation import format_line, format_move
 from .options import Options
@@ -33,6 +38,7 @@ class Backend:
         self.options = options
         self.write = write
         self._book: OpeningBook | None = None
+        self._rng = random.Random()
         self.searcher = Searcher(options.number("Hash"), self._weights(), self._wanted_book())
         self.searcher.warm_up()
 
@@ -65,30 +71,47 @@ class Backend:
                 self._book = OpeningBook.empty()
         return self._book
 
-    def limits(self, pos: Position, values: dict[str, int], timed: bool) -> Limits:
+    def limits(self, pos: Position, params: GoParams, timed: bool) -> Limits:
         """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""
-        budget = self.budget(pos, values) if timed else None
-        return Limits(depth=values.get("depth"), nodes=values.get("nodes"), mate=values.get("mate"),
+        budget = self.budget(pos, params) if timed else None
+        return Limits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                       soft_ms=budget.soft_ms if budget else None,
                       hard_ms=budget.hard_ms if budget else None)
 
-    def budget(self, pos: Position, values: dict[str, int]) -> Budget | None:
-        """Thinking time from ``movetime`` or the side to move's clock, if any."""
+    def budget(self, pos: Position, params: GoParams) -> Budget | None:
+        """Thinking time from ``movetime`` (which wins over a clock) or the side to
+        move's clock, if any."""
         overhead = float(self.options.number("Move Overhead"))
-        if "movetime" in values:
-            return movetime_budget(values["movetime"], overhead)
-        clock, increment = ("wtime", "winc") if pos.side_to_move == 0 else ("btime", "binc")
-        if clock not in values:
+        if params.movetime is not None:
+            return movetime_budget(params.movetime, overhead)
+        time_left, increment = params.clock(pos.side_to_move == 0)
+        if time_left is None:
             return None
-        return clock_budget(max(0, values[clock]), max(0, values.get(increment, 0)),
-                            values.get("movestogo"), pos.stones, overhead)
+        return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead)
 
     def search(self, pos: Position, limits: Limits, stop: StopSignal, drops: bool) -> Result:
-        """Search and write an ``info`` line per line of every finished iteration."""
+        """Search and write an ``info`` line per ``MultiPV`` line of every finished
+        iteration; below full strength, choose the move as the level does."""
+        shown = self.options.number("MultiPV")
+
         def report(rep: Report) -> None:
-            for index, line in enumerate(rep.lines):
+            for index in range(min(shown, len(rep.lines))):
                 self.write(info_line(pos, rep, index, drops))
-        return self.searcher.search(pos, limits, report, stop, self.options.number("MultiPV"))
+        strength = wanted_strength(self.options)
+        if strength is None:
+            return self.searcher.search(pos, limits, report, stop, shown)
+        result = self.searcher.search(pos, strength.cap(limits), report, stop, WIDTH)
+        return self._weakened(result, strength)
+
+    def _weakened(self, result: Result, strength: Strength) -> Result:
+        """The result with its move chosen among every scored root move by the level;
+        the chosen line goes first, so that ``bestmove`` ponders on its reply."""
+        if result.report is None:
+            return result
+        lines = result.report.lines
+        chosen = strength.choose([line.score for line in lines], self._rng)
+        ordered = (lines[chosen],) + lines[:chosen] + lines[chosen + 1:]
+        return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
 
     def describe_eval(self, pos: Position) -> list[str]:
         """The evaluation's terms for each side, weighted, and the total."""

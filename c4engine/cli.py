@@ -27,7 +27,9 @@ class LazyGroup(click.Group):
     """A group whose heavier subcommands are imported only when used (click's
     documented pattern for lazy subcommands)."""
 
-    LAZY = {"match": "c4engine.match:match_command", "strength": "c4engine.strength:strength_command"}
+    LAZY = {"match": "c4engine.referee.cli:match_command",
+            "strength": "c4engine.referee.strength:strength_command",
+            "gui": "c4engine.gui.server:gui_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

@@ -1,0 +1,108 @@
+"""The game a page plays: a set-up position, the moves since, and the moves undone.
+
+The server, not the page, holds the game, so that a page cannot put it in a
+state the rules forbid and an engine that dies takes nothing with it.  The
+rules come from :mod:`c4engine.board` and :mod:`c4engine.notation` (the
+bottom layer); nothing here knows of any search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bits import HEIGHT, WIDTH
+from ..board import Position, RulesError
+from ..notation import format_line, is_digit_string, parse_digits, parse_fen, to_fen
+
+DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
+
+
+@dataclass
+class Game:
+    """A game from ``base`` (the start, or a position set from a FEN) through ``moves``;
+    ``undone`` holds the moves taken back, the next one to redo last."""
+
+    base: Position = field(default_factory=Position)
+    moves: list[int] = field(default_factory=list)
+    undone: list[int] = field(default_factory=list)
+    from_start: bool = True
+
+    @property
+    def position(self) -> Position:
+        return self.base.play_all(self.moves)
+
+    def play(self, col: int) -> None:
+        """Play ``col`` (0-based); a new move forgets the moves that were undone."""
+        self.position.play(col)  # raises RulesError, and nothing changes
+        self.moves.append(col)
+        self.undone.clear()
+
+    def undo(self) -> None:
+        self.undone.append(self.moves.pop())
+
+    def redo(self) -> None:
+        self.moves.append(self.undone.pop())
+
+    def set_up(self, text: str) -> None:
+        """Start again from a digit string (moves from the start) or a FEN; a text
+        that is neither, or a position the rules refuse, raises RulesError and
+        changes nothing."""
+        text = text.strip()
+        if text == "" or is_digit_string(text):
+            played = parse_digits(text)
+            self.base, self.moves, self.from_start = Position(), list(played.history), True
+        else:
+            self.base, self.moves, self.from_start = parse_fen(text), [], False
+        self.undone.clear()
+
+    def digits(self) -> str | None:
+        """The game as Pons' digit string, when it started from the empty board."""
+        return "".join(str(col + 1) for col in self.moves) if self.from_start else None
+
+    def engine_position(self) -> str:
+        """The ``position`` command for the engine, moves as cutechess drops (which
+        every ``cfour`` engine reads)."""
+        head = "position startpos" if self.from_start else f"position fen {to_fen(self.base)}"
+        moves = format_line(self.base, self.moves, drops=True)
+        return head + (" moves " + " ".join(moves) if moves else "")
+
+    def result(self) -> str | None:
+        """``first`` or ``second`` (the winner), ``draw``, or None while the game goes on."""
+        pos = self.position
+        if pos.last_mover_won():
+            return "second" if pos.side_to_move == 0 else "first"
+        return "draw" if pos.is_over() else None
+
+    def describe(self) -> dict[str, Any]:
+        """The game as the page shows it: rows top first, 0 empty, 1 first player, 2 second."""
+        pos = self.position
+        return {
+            "board": [[pos.cell(col, row) for col in range(WIDTH)] for row in range(HEIGHT - 1, -1, -1)],
+            "moves": [col + 1 for col in self.moves],
+            "first_mover": "first" if self.base.side_to_move == 0 else "second",
+            "to_move": "first" if pos.side_to_move == 0 else "second",
+            "playable": [col + 1 for col in pos.legal_moves()],
+            "result": self.result(),
+            "winning_cells": winning_four(pos),
+            "digits": self.digits(),
+            "fen": to_fen(pos),
+            "can_undo": bool(self.moves),
+            "can_redo": bool(self.undone),
+        }
+
+
+def winning_four(pos: Position) -> list[list[int]]:
+    """The cells ``[column, row]`` (1-based, row 1 at the bottom) of every four the
+    last mover has, empty when nobody won."""
+    if not pos.last_mover_won():
+        return []
+    owner = 2 if pos.side_to_move == 0 else 1
+    cells: set[tuple[int, int]] = set()
+    for col in range(WIDTH):
+        for row in range(HEIGHT):
+            for dc, dr in DIRECTIONS:
+                line = [(col + i * dc, row + i * dr) for i in range(4)]
+                if all(0 <= c < WIDTH and 0 <= r < HEIGHT and pos.cell(c, r) == owner for c, r in line):
+                    cells.update(line)
+    return [[c + 1, r + 1] for c, r in sorted(cells)]

@@ -1,0 +1,87 @@
+"""One engine process as the web server sees it: lines in, lines out, asynchronously.
+
+The referee's client (:mod:`c4engine.engine_client`) blocks a thread until an
+answer comes; the web server runs on one asyncio loop and must forward every
+``info`` line the moment it arrives while it keeps serving the page, so it
+reads the engine with asyncio's own subprocess streams instead.  Each line
+(and the end of output) is handed to a callback tagged with the process'
+serial number, so that lines from a process that was killed and replaced can
+be told apart from the new one's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Sequence
+
+STDERR_LINES_KEPT = 10
+MAX_LINE_BYTES = 1 << 16
+EXIT_WAIT = 1.0  # seconds to wait for the exit status once the output has ended
+
+
+class EngineProcess:
+    """A started engine; ``on_line(serial, line)`` gets each output line, and
+    ``on_line(serial, None)`` once its output ends."""
+
+    _serials = 0
+
+    def __init__(self, process: asyncio.subprocess.Process,
+                 on_line: Callable[[int, str | None], None]) -> None:
+        EngineProcess._serials += 1
+        self.serial = EngineProcess._serials
+        self.process = process
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self._tasks = [asyncio.create_task(self._read_stdout(on_line)),
+                       asyncio.create_task(self._read_stderr())]
+
+    @classmethod
+    async def start(cls, argv: Sequence[str],
+                    on_line: Callable[[int, str | None], None]) -> EngineProcess:
+        """Start ``argv``; OSError when it cannot be started."""
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, limit=MAX_LINE_BYTES)
+        return cls(process, on_line)
+
+    def send(self, line: str) -> bool:
+        """Write one command line; False when the engine's input is closed."""
+        stdin = self.process.stdin
+        if stdin is None or stdin.is_closing():
+            return False
+        stdin.write((line + "\n").encode())
+        return True
+
+    def why_it_ended(self) -> str:
+        """The exit status and the last lines of standard error, for the page."""
+        code = self.process.returncode
+        how = "closed its output" if code is None else f"exited with code {code}"
+        tail = " | ".join(self.stderr)
+        return how + (f" (stderr: {tail})" if tail else "")
+
+    async def kill(self) -> None:
+        """End the process at once and wait for it (it is ours: we started it)."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        await self.process.wait()
+        for task in self._tasks:
+            task.cancel()
+
+    async def _read_stdout(self, on_line: Callable[[int, str | None], None]) -> None:
+        assert self.process.stdout is not None
+        try:
+            while raw := await self.process.stdout.readline():
+                on_line(self.serial, raw.decode("utf-8", "replace").rstrip("\r\n"))
+        except (ValueError, ConnectionError):  # an over-long line or a broken pipe
+            pass
+        with contextlib.suppress(asyncio.TimeoutError):  # for the exit status, if it comes
+            await asyncio.wait_for(asyncio.shield(self.process.wait()), EXIT_WAIT)
+        on_line(self.serial, None)
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        with contextlib.suppress(ValueError, ConnectionError):
+            while raw := await self.process.stderr.readline():
+                self.stderr.append(raw.decode("utf-8", "replace").rstrip("\r\n"))

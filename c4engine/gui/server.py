@@ -1,0 +1,140 @@
+"""``c4engine gui``: a local web server for the bundled page, and the WebSocket it talks over.
+
+Why aiohttp: one well-kept asyncio library that has the HTTP server, the
+WebSocket and static files built in, so the whole web board needs one
+dependency and no ASGI server beside it (Starlette would need uvicorn too).
+
+Anyone on the machine can reach a server on 127.0.0.1, and any web page the
+user visits can make their browser try, so every request must name this
+server in its ``Host`` header (against DNS rebinding) and a WebSocket is
+only accepted from a page this server served (its ``Origin``).  Each
+WebSocket gets its own :class:`~c4engine.gui.session.Session` and engine
+process; closing the page, or stopping the server, ends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import socket
+import sys
+import webbrowser
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from .session import Session
+
+STATIC = Path(__file__).parent / "static"
+LOCAL_NAMES = ("127.0.0.1", "localhost")
+SESSIONS = web.AppKey("sessions", set)
+ENGINE_ARGV = web.AppKey("engine_argv", list)
+
+
+def default_engine() -> list[str]:
+    """c4engine itself, run by the same Python as the server."""
+    return [sys.executable, "-m", "c4engine"]
+
+
+def own_port(request: web.Request) -> int:
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    return int(sockname[1]) if sockname else -1
+
+
+def host_allowed(request: web.Request) -> bool:
+    """Whether the request was addressed to this server by a local name."""
+    return request.host in {f"{name}:{own_port(request)}" for name in LOCAL_NAMES}
+
+
+def origin_allowed(request: web.Request) -> bool:
+    """Whether a WebSocket comes from a page this server served."""
+    return host_allowed(request) and request.headers.get("Origin") == f"http://{request.host}"
+
+
+@web.middleware
+async def local_only(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    if not host_allowed(request):
+        return web.Response(status=403, text="c4engine gui answers only to 127.0.0.1 and localhost")
+    return await handler(request)
+
+
+async def index(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    """One page's connection: its requests go to a session, the session's messages back."""
+    if not origin_allowed(request):
+        return web.Response(status=403, text="WebSocket refused: it must come from this server's own page")
+    ws = web.WebSocketResponse(heartbeat=30.0)
+    await ws.prepare(request)
+    session = Session(request.app[ENGINE_ARGV], ws.send_json)
+    runner = asyncio.create_task(session.run())
+    request.app[SESSIONS].add(ws)
+    try:
+        async for message in ws:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                data = json.loads(message.data)
+            except ValueError:
+                data = None
+            session.events.put_nowait(("request", data))
+    finally:
+        request.app[SESSIONS].discard(ws)
+        session.events.put_nowait(("closed",))
+        await runner
+    return ws
+
+
+async def close_pages(app: web.Application) -> None:
+    """On shutdown: close every page's WebSocket, which ends its session and engine."""
+    for ws in list(app[SESSIONS]):
+        await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server stopped")
+
+
+def create_app(engine_argv: Sequence[str]) -> web.Application:
+    app = web.Application(middlewares=[local_only])
+    app[SESSIONS] = set()
+    app[ENGINE_ARGV] = list(engine_argv)
+    app.router.add_get("/", index)
+    app.router.add_get("/ws", websocket)
+    app.router.add_static("/static/", STATIC)
+    app.on_shutdown.append(close_pages)
+    return app
+
+
+def listening_socket(port: int) -> socket.socket:
+    """A socket on 127.0.0.1 (``port`` 0: any free port), already listening, so that
+    a browser opened before the server loop runs waits instead of failing."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    return sock
+
+
+@click.command("gui")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--engine", "engine", metavar="CMD", default=None,
+              help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
+                   "default: c4engine itself.")
+@click.option("--no-browser", is_flag=True, help="Do not open the browser.")
+def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
+    """Play and analyse in the browser: a local web board (Ctrl-C stops it)."""
+    argv = shlex.split(engine) if engine else default_engine()
+    if not argv:
+        raise click.BadParameter("empty engine command", param_hint="--engine")
+    try:
+        sock = listening_socket(port)
+    except OSError as err:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it", err=False)
+    if not no_browser:
+        webbrowser.open(url)
+    web.run_app(create_app(argv), sock=sock, print=None, shutdown_timeout=5.0)

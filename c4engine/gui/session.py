@@ -1,0 +1,373 @@
+"""One page's session: its game, its settings, and the engine process that plays and analyses.
+
+A session is an actor: page requests, engine lines and a clock tick arrive on
+one queue and are handled one at a time, so the game, the engine's state and
+the searches in flight never race.  The engine is driven only through the
+protocol (``position``, ``go``, ``stop``, ``setoption``), so any ``cfour``
+engine can sit behind the page.
+
+What the engine should be doing is derived from the state, never stored as a
+plan: after every event :meth:`Session.schedule` compares the search in
+flight with the one wanted now (the engine's move, a hint, or the analysis of
+the position on the board) and stops the first when it is no longer wanted.
+Every ``go`` gets exactly one ``bestmove``, so searches are queued in the
+order they were started and each ``bestmove`` closes the oldest; a search
+for a position that has since changed has its answer ignored.
+
+An engine that dies, or that does not answer within its time plus a grace
+period, is reported to the page, which offers a restart; the game lives
+here, not in the engine, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..board import RulesError
+from ..notation import parse_move
+from .game import Game
+from .process import EngineProcess
+
+MODES = ("first", "second", "humans")  # the person plays first, second, or both sides
+LEVELS = range(0, 21)
+MOVETIMES = range(100, 60_001)  # ms
+ANALYSIS_LINES = 7
+HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
+HANG_GRACE = 5.0  # seconds past its time (or past a stop) before an engine counts as hung
+TICK = 0.25
+MAX_TEXT = 300
+
+
+class RequestError(ValueError):
+    """A page request that is malformed or not allowed now; the message says why."""
+
+
+@dataclass
+class Search:
+    """One ``go`` in flight: what it is for, the game version it searches, and when
+    its engine counts as hung if no ``bestmove`` has come."""
+
+    kind: str  # move, hint, analysis
+    version: int
+    started: float
+    deadline: float | None
+    stopping: bool = False
+
+
+class Session:
+    """The game of one page and the engine behind it."""
+
+    def __init__(self, argv: Sequence[str], send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self.argv = list(argv)
+        self._send = send
+        self.events: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.game = Game()
+        self.version = 0
+        self.mode, self.level, self.movetime, self.analysis = "first", 20, 1000, False
+        self.hint_wanted: int | None = None
+        self.hint: tuple[int, int] | None = None  # (version, column 1-7)
+        self.last_engine_move: dict[str, Any] | None = None
+        self.engine: EngineProcess | None = None
+        self.status, self.detail, self.engine_name = "starting", "", ""
+        self.engine_options: dict[str, str] = {}
+        self.sent_options: dict[str, str] = {}
+        self.pending: deque[Search] = deque()
+        self.handshake_deadline = 0.0
+        self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
+            "move": self.req_move, "undo": self.req_undo, "redo": self.req_redo, "new": self.req_new,
+            "set": self.req_set, "settings": self.req_settings, "hint": self.req_hint,
+            "restart": self.req_restart,
+        }
+
+    # -- the actor --------------------------------------------------------
+    async def run(self) -> None:
+        """Handle events until the page goes away; the engine goes with it."""
+        await self.restart_engine()
+        await self.push_state()
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(self.events.get(), TICK)
+                except asyncio.TimeoutError:
+                    event = ("tick",)
+                if event[0] == "closed":
+                    return
+                await self.handle(event)
+        finally:
+            await self.drop_engine()
+
+    async def handle(self, event: tuple[Any, ...]) -> None:
+        if event[0] == "request":
+            await self.on_request(event[1])
+        elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
+            await self.on_engine_line(event[2])
+        elif event[0] == "tick":
+            await self.check_hang()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        try:
+            await self._send(message)
+        except (ConnectionError, RuntimeError):
+            pass  # the page is gone; the "closed" event ends the session
+
+    # -- page requests ----------------------------------------------------
+    async def on_request(self, message: Any) -> None:
+        op = message.get("op") if isinstance(message, dict) else None
+        handler = self.requests.get(op) if isinstance(op, str) else None
+        try:
+            if handler is None:
+                raise RequestError(f"unknown request {op!r}" if op else "a request must be a JSON object with an 'op'")
+            outcome = handler(message)
+            if outcome is not None:
+                await outcome
+        except (RequestError, RulesError) as err:
+            await self.send({"type": "error", "request": op, "message": str(err)})
+            return
+        self.schedule()
+        await self.push_state()
+
+    def req_move(self, message: dict[str, Any]) -> None:
+        column = whole_number(message, "column", range(1, 8))
+        if self.game.result() is not None:
+            raise RequestError("the game is over: undo, or start a new game")
+        if self.engine_to_move():
+            raise RequestError("it is the engine's turn: wait for its move")
+        self.game.play(column - 1)
+        self.position_changed()
+
+    def req_undo(self, message: dict[str, Any]) -> None:
+        """Take back moves until it is a person's turn again (one move with two humans)."""
+        if not self.game.moves:
+            raise RequestError("there is no move to undo")
+        while self.game.moves:
+            by_person = not self.engine_moves(len(self.game.moves) - 1)
+            self.game.undo()
+            if by_person:
+                break
+        self.position_changed()
+
+    def req_redo(self, message: dict[str, Any]) -> None:
+        """Replay an undone move, and the engine's answer that followed it."""
+        if not self.game.undone:
+            raise RequestError("there is no move to redo")
+        self.game.redo()
+        while self.game.undone and self.engine_to_move():
+            self.game.redo()
+        self.position_changed()
+
+    def req_new(self, message: dict[str, Any]) -> None:
+        self.game = Game()
+        self.position_changed()
+
+    def req_set(self, message: dict[str, Any]) -> None:
+        text = message.get("text")
+        if not isinstance(text, str) or len(text) > MAX_TEXT:
+            raise RequestError(f"a position is a digit string or a FEN of at most {MAX_TEXT} characters")
+        self.game.set_up(text)
+        self.position_changed()
+
+    def req_settings(self, message: dict[str, Any]) -> None:
+        """Change any of mode, level, movetime and analysis; all are checked before any is set."""
+        mode = message.get("mode", self.mode)
+        if mode not in MODES:
+            raise RequestError(f"mode must be one of {', '.join(MODES)}")
+        level = whole_number(message, "level", LEVELS, self.level)
+        movetime = whole_number(message, "movetime", MOVETIMES, self.movetime)
+        analysis = message.get("analysis", self.analysis)
+        if not isinstance(analysis, bool):
+            raise RequestError("analysis must be true or false")
+        self.mode, self.level, self.movetime, self.analysis = mode, level, movetime, analysis
+
+    def req_hint(self, message: dict[str, Any]) -> None:
+        if self.game.result() is not None:
+            raise RequestError("the game is over: there is nothing to hint")
+        if self.status != "ready":
+            raise RequestError(f"the engine is not ready ({self.status}): restart it first")
+        self.hint_wanted = self.version
+
+    async def req_restart(self, message: dict[str, Any]) -> None:
+        await self.restart_engine()
+
+    def position_changed(self) -> None:
+        """A new version of the game: searches of the old one are void."""
+        self.version += 1
+        self.last_engine_move = None
+
+    # -- whose move -------------------------------------------------------
+    def engine_moves(self, ply: int) -> bool:
+        """Whether the engine makes the move at ``ply`` (0 = the set-up position's first)."""
+        side = (self.game.base.side_to_move + ply) % 2
+        return self.mode == ("first", "second")[1 - side]
+
+    def engine_to_move(self) -> bool:
+        return self.game.result() is None and self.engine_moves(len(self.game.moves))
+
+    # -- engine life ------------------------------------------------------
+    async def restart_engine(self) -> None:
+        await self.drop_engine()
+        self.status, self.detail, self.engine_name = "starting", "", ""
+        self.engine_options, self.sent_options = {}, {}
+        try:
+            self.engine = await EngineProcess.start(
+                self.argv, lambda serial, line: self.events.put_nowait(("line", serial, line)))
+        except OSError as err:
+            self.status, self.detail = "dead", f"cannot start {' '.join(self.argv)!r}: {err.strerror or err}"
+            return
+        self.handshake_deadline = time.monotonic() + HANDSHAKE_SECONDS
+        self.engine.send("uci")
+
+    async def drop_engine(self) -> None:
+        """Kill the engine (if any) and forget its searches."""
+        engine, self.engine = self.engine, None
+        self.pending.clear()
+        if engine is not None:
+            await engine.kill()
+
+    async def engine_failed(self, status: str, detail: str) -> None:
+        """The engine died or hung: kill it, tell the page, keep the game."""
+        await self.drop_engine()
+        self.status, self.detail = status, detail
+        await self.push_state()
+
+    async def check_hang(self) -> None:
+        now = time.monotonic()
+        if self.status == "starting" and self.engine is not None and now > self.handshake_deadline:
+            await self.engine_failed("hung", f"the engine did not finish starting within {HANDSHAKE_SECONDS:g} s")
+        elif self.pending and self.pending[0].deadline is not None and now > self.pending[0].deadline:
+            await self.engine_failed("hung", "the engine stopped answering (no bestmove in time)")
+
+    # -- engine lines -----------------------------------------------------
+    async def on_engine_line(self, line: str | None) -> None:
+        assert self.engine is not None
+        if line is None:
+            await self.engine_failed("dead", f"the engine {self.engine.why_it_ended()}")
+            return
+        words = line.split()
+        if self.status == "starting":
+            await self.on_handshake_line(line, words)
+        elif words[:2] == ["info", "string"]:
+            await self.send({"type": "engine_says", "text": " ".join(words[2:])})
+        elif words[:1] == ["info"] and self.pending and self.current(self.pending[0]):
+            await self.send({"type": "info", "kind": self.pending[0].kind, "version": self.version,
+                             "line": line})
+        elif words[:1] == ["bestmove"]:
+            await self.on_bestmove(words[1] if len(words) > 1 else "")
+
+    async def on_handshake_line(self, line: str, words: list[str]) -> None:
+        assert self.engine is not None
+        if words[:2] == ["id", "name"]:
+            self.engine_name = " ".join(words[2:])
+        elif words[:2] == ["option", "name"] and "type" in words:
+            end = words.index("type")
+            self.engine_options[" ".join(words[2:end])] = " ".join(words[end:])
+        elif words == ["uciok"]:
+            if "var cfour" in self.engine_options.get("UCI_Variant", ""):
+                self.engine.send("setoption name UCI_Variant value cfour")
+            self.engine.send("isready")
+        elif words == ["readyok"]:
+            self.status = "ready"
+            self.schedule()
+            await self.push_state()
+
+    async def on_bestmove(self, token: str) -> None:
+        if not self.pending:
+            return
+        search = self.pending.popleft()
+        if self.current(search) and search.kind != "analysis":
+            try:
+                column = parse_move(token, self.game.position) + 1
+                if column not in self.game.describe()["playable"]:
+                    raise RulesError(f"column {column} cannot be played")
+            except RulesError as err:
+                await self.engine_failed("dead", f"the engine answered 'bestmove {token}': {err}")
+                return
+            if search.kind == "move":
+                self.game.play(column - 1)
+                self.position_changed()
+                self.last_engine_move = {"column": column,
+                                         "ms": round((time.monotonic() - search.started) * 1000)}
+            else:
+                self.hint = (self.version, column)
+        self.schedule()
+        await self.push_state()
+
+    # -- searching --------------------------------------------------------
+    def current(self, search: Search) -> bool:
+        return search.version == self.version and not search.stopping
+
+    def wanted_search(self) -> str | None:
+        """What the engine should be searching now, if anything."""
+        if self.game.result() is not None:
+            return None
+        if self.engine_to_move():
+            return "move"
+        if self.hint_wanted == self.version and (self.hint is None or self.hint[0] != self.version):
+            return "hint"
+        return "analysis" if self.analysis else None
+
+    def schedule(self) -> None:
+        """Stop the search in flight if it is no longer wanted; start the wanted one
+        once nothing is in flight."""
+        if self.status != "ready" or self.engine is None:
+            return
+        wanted = self.wanted_search()
+        if self.pending:
+            search = self.pending[0]
+            if (search.kind, search.version) != (wanted, self.version) and not search.stopping:
+                search.stopping = True
+                search.deadline = time.monotonic() + HANG_GRACE
+                self.engine.send("stop")
+            return
+        if wanted is not None:
+            self.start_search(wanted)
+
+    def start_search(self, kind: str) -> None:
+        assert self.engine is not None
+        self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
+        self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
+        self.engine.send(self.game.engine_position())
+        self.engine.send("go infinite" if kind == "analysis" else f"go movetime {self.movetime}")
+        now = time.monotonic()
+        deadline = None if kind == "analysis" else now + self.movetime / 1000 + HANG_GRACE
+        self.pending.append(Search(kind, self.version, now, deadline))
+
+    def set_option(self, name: str, value: int) -> None:
+        """``setoption`` if the engine has the option and it does not hold ``value``
+        already; a spin's value is kept inside the range the engine announced."""
+        spec = self.engine_options.get(name)
+        if spec is None or self.engine is None:
+            return
+        words = spec.split()
+        for bound, pick in (("min", max), ("max", min)):
+            if bound in words[:-1] and words[words.index(bound) + 1].lstrip("-").isdigit():
+                value = pick(value, int(words[words.index(bound) + 1]))
+        if self.sent_options.get(name) != str(value):
+            self.engine.send(f"setoption name {name} value {value}")
+            self.sent_options[name] = str(value)
+
+    # -- what the page sees -----------------------------------------------
+    async def push_state(self) -> None:
+        search = self.pending[0] if self.pending and self.current(self.pending[0]) else None
+        await self.send({
+            "type": "state", "version": self.version, **self.game.describe(),
+            "mode": self.mode, "level": self.level, "movetime": self.movetime, "analysis": self.analysis,
+            "hint": self.hint[1] if self.hint and self.hint[0] == self.version else None,
+            "hint_pending": self.wanted_search() == "hint",
+            "engine_turn": self.engine_to_move(),
+            "thinking": search.kind if search else None,
+            "last_engine_move": self.last_engine_move,
+            "engine": {"status": self.status, "detail": self.detail, "name": self.engine_name},
+        })
+
+
+def whole_number(message: dict[str, Any], key: str, allowed: range, default: int | None = None) -> int:
+    """``message[key]`` as a whole number in ``allowed`` (``default`` when absent and allowed to be)."""
+    value = message.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+        raise RequestError(f"{key} must be a whole number from {allowed[0]} to {allowed[-1]}")
+    return value

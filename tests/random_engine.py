@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""A uniformly random mover: the zero of the ``UCI_Elo`` scale (see README,
+"Difficulty levels").  It plays any column that is not full, each with the same
+chance, and knows nothing of fours (the referee ends the games)."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+
+from simple_engine import HEIGHT, WIDTH, SimpleEngine  # noqa: E402
+
+
+class RandomEngine(SimpleEngine):
+    def choose(self) -> int:
+        return random.choice([col for col in range(WIDTH) if self.heights[col] < HEIGHT])
+
+
+if __name__ == "__main__":
+    RandomEngine().run()

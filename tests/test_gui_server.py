@@ -1,0 +1,243 @@
+"""The web board's server without a browser (issue 11): its WebSocket, driven by
+aiohttp's client, in front of a real c4engine process or a misbehaving one.
+
+What is checked: connections from other origins and hosts are refused; each bad
+or out-of-turn request gets an error and changes nothing; the engine answers a
+move, gives a hint, and analyses every column; an engine that crashes, hangs or
+plays an illegal move is reported, and a restart goes on with the same game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+aiohttp = pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
+from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
+
+from c4engine.gui import session as session_module  # noqa: E402
+from c4engine.gui.server import create_app, default_engine  # noqa: E402
+
+TESTS = Path(__file__).parent
+WAIT = 30.0  # seconds: a first engine start may compile the kernel
+
+
+def misbehaving(mode: str) -> list[str]:
+    return [sys.executable, str(TESTS / "misbehaving_engine.py"), mode]
+
+
+class Page:
+    """A WebSocket connection as the page makes it, with the messages it received."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.state: dict[str, Any] = {}
+        self.messages: list[dict[str, Any]] = []
+
+    async def send(self, **request: Any) -> None:
+        await self.ws.send_json(request)
+
+    async def next(self, timeout: float = WAIT) -> dict[str, Any]:
+        message = await asyncio.wait_for(self.ws.receive_json(), timeout)
+        self.messages.append(message)
+        if message["type"] == "state":
+            self.state = message
+        return message
+
+    async def until(self, check: Callable[[dict[str, Any]], bool], timeout: float = WAIT) -> dict[str, Any]:
+        """Read messages until one passes ``check``; return it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            message = await self.next(max(0.01, deadline - loop.time()))
+            if check(message):
+                return message
+
+    async def state_where(self, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        return await self.until(lambda m: m["type"] == "state" and check(m))
+
+    async def error(self) -> str:
+        return str((await self.until(lambda m: m["type"] == "error"))["message"])
+
+    async def ready(self) -> dict[str, Any]:
+        return await self.state_where(lambda s: s["engine"]["status"] == "ready")
+
+
+Opener = Callable[..., Awaitable[Page]]
+
+
+@contextlib.asynccontextmanager
+async def pages() -> AsyncIterator[Opener]:
+    """Opens pages, each on its own server; closes them all at the end."""
+    clients: list[TestClient] = []
+
+    async def opener(argv: list[str] | None = None, origin: str | None = "own") -> Page:
+        client = TestClient(TestServer(create_app(argv or default_engine())))
+        await client.start_server()
+        clients.append(client)
+        own = f"http://{client.host}:{client.port}"
+        headers = {"Origin": own if origin == "own" else origin} if origin else {}
+        return Page(await client.ws_connect("/ws", headers=headers))
+
+    try:
+        yield opener
+    finally:
+        for client in clients:
+            await client.close()
+
+
+def run(coroutine: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(asyncio.wait_for(coroutine, 120))
+
+
+def with_pages(test: Callable[[Opener], Coroutine[Any, Any, None]]) -> Callable[[], None]:
+    """A plain test function running ``test`` on its own event loop with :func:`pages`
+    (pytest-asyncio is not a dependency)."""
+    def wrapper() -> None:
+        async def body() -> None:
+            async with pages() as opener:
+                await test(opener)
+        run(body())
+    wrapper.__name__, wrapper.__doc__ = test.__name__, test.__doc__  # not functools.wraps:
+    return wrapper  # pytest would read the wrapped signature and look for an 'opener' fixture
+
+
+# ------------------------------------------------------------------ who may connect
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "null", None])
+def test_websocket_from_another_origin_is_refused(origin: str | None) -> None:
+    async def body(opener: Opener) -> None:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await opener(origin=origin)
+        assert refused.value.status == 403
+    with_pages(body)()  # type: ignore[call-arg]
+
+
+def test_a_request_for_another_host_name_is_refused() -> None:
+    async def body() -> None:
+        async with TestClient(TestServer(create_app(default_engine()))) as client:
+            page = await client.get("/", headers={"Host": "attacker.example"})
+            assert page.status == 403
+            page = await client.get("/")
+            assert page.status == 200 and "c4engine" in await page.text()
+            script = await client.get("/static/app.js")
+            assert script.status == 200 and "WebSocket" in await script.text()
+    run(body())
+
+
+# ------------------------------------------------------------------ requests
+
+@with_pages
+async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener: Opener) -> None:
+    page = await opener()
+    await page.ready()
+    await page.send(op="settings", mode="second", movetime=3000)
+    await page.state_where(lambda s: s["thinking"] == "move")  # the engine moves first
+    before = page.state
+    await page.send(op="move", column=4)
+    assert "engine's turn" in await page.error()
+    for request, message in [
+        ({"op": "fly"}, "unknown request 'fly'"),
+        ({"op": "settings", "level": 21}, "level must be a whole number from 0 to 20"),
+        ({"op": "settings", "movetime": "fast"}, "movetime must be a whole number"),
+        ({"op": "settings", "mode": "chaos"}, "mode must be one of"),
+        ({"op": "set", "text": "4444444"}, "column 4 is full"),
+        ({"op": "set", "text": "8/7/7/7/7/7 w"}, "FEN"),
+        ({"op": "redo"}, "no move to redo"),
+    ]:
+        await page.send(**request)
+        assert message in await page.error()
+    await page.ws.send_str("not json")
+    assert "JSON object" in await page.error()
+    await page.send(op="settings", mode="humans")
+    after = await page.state_where(lambda s: s["mode"] == "humans")
+    assert after["moves"] == before["moves"] and after["fen"] == before["fen"]
+    await page.send(op="move", column=9)
+    assert "column must be a whole number from 1 to 7" in await page.error()
+
+
+@with_pages
+async def test_the_engine_answers_a_move_and_undo_takes_both_back(opener: Opener) -> None:
+    page = await opener()
+    await page.ready()
+    await page.send(op="settings", movetime=200)
+    await page.send(op="move", column=4)
+    state = await page.state_where(lambda s: len(s["moves"]) == 2)
+    assert state["moves"][0] == 4 and state["last_engine_move"]["column"] == state["moves"][1]
+    assert state["to_move"] == "first" and not state["engine_turn"]
+    await page.send(op="undo")
+    state = await page.state_where(lambda s: len(s["moves"]) == 0)
+    assert state["can_redo"]
+    await page.send(op="redo")
+    assert (await page.state_where(lambda s: len(s["moves"]) == 2))["moves"][0] == 4
+
+
+@with_pages
+async def test_hint_and_analysis_of_every_column(opener: Opener) -> None:
+    page = await opener()
+    await page.ready()
+    await page.send(op="settings", mode="humans", movetime=200)
+    await page.send(op="set", text="44444435")
+    await page.send(op="hint")
+    hinted = await page.state_where(lambda s: s["hint"] is not None)
+    assert hinted["hint"] in hinted["playable"]
+    await page.send(op="settings", analysis=True)
+    columns: set[str] = set()
+    while len(columns) < 6:  # column 4 is full
+        message = await page.until(lambda m: m["type"] == "info" and m["kind"] == "analysis")
+        columns.add(message["line"].split(" pv ")[1].split()[0])
+    assert columns == {"P@a1", "P@b1", "P@c2", "P@e2", "P@f1", "P@g1"}
+    assert page.state["hint"] == hinted["hint"]  # a hint stays while the position does
+
+
+# ------------------------------------------------------------------ broken engines
+
+@with_pages
+async def test_a_crashing_engine_is_reported_and_restarted_with_the_game_kept(opener: Opener) -> None:
+    page = await opener(misbehaving("crash"))
+    await page.ready()
+    await page.send(op="move", column=3)
+    dead = await page.state_where(lambda s: s["engine"]["status"] == "dead")
+    assert "exited with code 3" in dead["engine"]["detail"] and "crashing on purpose" in dead["engine"]["detail"]
+    assert dead["moves"] == [3] and dead["engine_turn"]
+    await page.send(op="restart")
+    again = await page.ready()
+    assert again["moves"] == [3]
+
+
+@with_pages
+async def test_a_hanging_engine_is_reported(opener: Opener) -> None:
+    session_module.HANG_GRACE, grace = 0.5, session_module.HANG_GRACE
+    try:
+        page = await opener(misbehaving("stall"))
+        await page.ready()
+        await page.send(op="settings", movetime=100)
+        await page.send(op="move", column=1)
+        hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
+        assert "stopped answering" in hung["engine"]["detail"] and hung["moves"] == [1]
+        await page.send(op="hint")
+        assert "not ready" in await page.error()
+    finally:
+        session_module.HANG_GRACE = grace
+
+
+@with_pages
+async def test_an_illegal_engine_move_is_not_played(opener: Opener) -> None:
+    page = await opener(misbehaving("illegal"))
+    await page.ready()
+    await page.send(op="move", column=1)
+    dead = await page.state_where(lambda s: s["engine"]["status"] == "dead")
+    assert "bestmove" in dead["engine"]["detail"] and dead["moves"] == [1]
+
+
+@with_pages
+async def test_an_engine_that_cannot_start(opener: Opener) -> None:
+    page = await opener(["/nonexistent/engine"])
+    state = await page.state_where(lambda s: s["engine"]["status"] == "dead")
+    assert "cannot start" in state["engine"]["detail"]
