@@ -264,6 +264,26 @@ def even_rows_bound(current: int, mask: int) -> int:
 
 
 @jit
+def forced_cells(current: int, mask: int) -> tuple[int, int]:
+    """For the side to move: the opponent's immediate wins (cells it must block) and
+    the playable cells that are not right below an opponent threat (moves that do
+    not hand the opponent a four)."""
+    opponent_threats = winning_cells(current ^ mask, mask)
+    possible = playable_cells(mask)
+    return opponent_threats & possible, possible & ~(opponent_threats >> 1)
+
+
+@jit
+def forced_move(opponent_wins: int, safe: int) -> int:
+    """The one move a side must play (see forced_cells), or 0 when it has a choice."""
+    if opponent_wins != 0:
+        return opponent_wins
+    if safe & (safe - 1) == 0:
+        return safe
+    return 0
+
+
+@jit
 def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
             ) -> tuple[int, int, int, int, int, int, int]:
     """Settle a position (whose side to move cannot win at once) without searching it.
@@ -285,11 +305,7 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     flips = 0
     sign = 1
     while True:
-        opponent = current ^ mask
-        opponent_threats = winning_cells(opponent, mask)
-        possible = playable_cells(mask)
-        opponent_wins = opponent_threats & possible
-        safe = possible & ~(opponent_threats >> 1)
+        opponent_wins, safe = forced_cells(current, mask)
         if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
                                                  or opponent_wins & safe == 0)):
             return sign * loss_now(stones), current, mask, stones, flips, 0, 0
@@ -307,16 +323,14 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
             return sign * lo, current, mask, stones, flips, 0, 0
         if hi <= alpha:
             return sign * hi, current, mask, stones, flips, 0, 0
-        forced = opponent_wins
-        if forced == 0 and safe & (safe - 1) == 0:
-            forced = safe
+        forced = forced_move(opponent_wins, safe)
         if forced == 0:
             if stones % 2 == 0:  # the first player to move: the second may claim the even rows
                 hi = min(hi, even_rows_bound(current, mask))
                 if hi <= alpha:
                     return sign * hi, current, mask, stones, flips, 0, 0
             return UNRESOLVED, current, mask, stones, flips, lo, hi
-        current, mask = opponent, mask | forced
+        current, mask = current ^ mask, mask | forced
         stones += 1
         alpha, beta = -beta, -alpha
         flips += 1
@@ -577,13 +591,23 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
 
 @jit
+def column_of(cell: int) -> int:
+    """The column of a one-cell board."""
+    for col in range(WIDTH):
+        if cell & column_cells(col):
+            return col
+    return NO_MOVE
+
+
+@jit
 def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
-    columns into ``out`` and return how many.  It stops at a missing entry, at an
-    upper bound (every move failed low there, so the stored move is only the
-    first one tried, not a best one), at an illegal move or at the end of the
-    game."""
+    columns into ``out`` and return how many.  Where the table has no move (the
+    search plays forced moves without storing them), a win at once or the forced
+    move is played.  It stops at an upper bound (every move failed low there, so
+    the stored move is only the first one tried, not a best one), at a position
+    with a choice and no entry, at an illegal move or at the end of the game."""
     length = 0
     col = first_col
     while length < out.shape[0] and col >= 0 and col < WIDTH:
@@ -597,7 +621,12 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         current, mask = current ^ mask, mask | move
         key, mirrored = table_key(current, mask)
         entry = tt_lookup(mem, tt_slot(mem, key), key)
-        col = stored_move(entry_move(entry), mirrored) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
+        if entry != 0 and entry_flag(entry) != UPPER:
+            col = stored_move(entry_move(entry), mirrored)
+        elif immediate_win(current, mask):
+            col = column_of(immediate_win(current, mask) & -immediate_win(current, mask))
+        else:
+            col = column_of(forced_move(*forced_cells(current, mask)))
     return length
 
 
