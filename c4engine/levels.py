@@ -43,8 +43,9 @@ TEMPERATURE_RATIO = 0.75  # per level
 HEURISTIC_CAP = 90  # heuristic values are kept below every proven result
 PROVEN_VALUE = 100  # a proven win is worth this plus its Pons score (faster is better)
 
-# Measured (README, "Difficulty levels"); a random mover is 0.
-ELO_AT_LEVEL = ((0, 400), (5, 900), (10, 1200), (15, 1400), (20, 1600))
+# Measured (README, "Difficulty levels": 200 games per pairing at 50 ms a move);
+# a random mover is 0.
+ELO_AT_LEVEL = ((0, 235), (5, 697), (10, 866), (15, 964), (20, 1061))
 MIN_ELO, MAX_ELO = ELO_AT_LEVEL[0][1], ELO_AT_LEVEL[-1][1]
 
 
