@@ -20,6 +20,7 @@ from .bits import WIDTH
 from .board import Position
 from .book import BookUnavailableError, OpeningBook
 from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
+from .go_params import GoParams
 from .levels import Strength, wanted_strength
 from .limits import Budget, Limits, clock_budget, movetime_budget
 from .notation import format_line, format_move
@@ -70,23 +71,23 @@ class Backend:
                 self._book = OpeningBook.empty()
         return self._book
 
-    def limits(self, pos: Position, values: dict[str, int], timed: bool) -> Limits:
+    def limits(self, pos: Position, params: GoParams, timed: bool) -> Limits:
         """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""
-        budget = self.budget(pos, values) if timed else None
-        return Limits(depth=values.get("depth"), nodes=values.get("nodes"), mate=values.get("mate"),
+        budget = self.budget(pos, params) if timed else None
+        return Limits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                       soft_ms=budget.soft_ms if budget else None,
                       hard_ms=budget.hard_ms if budget else None)
 
-    def budget(self, pos: Position, values: dict[str, int]) -> Budget | None:
-        """Thinking time from ``movetime`` or the side to move's clock, if any."""
+    def budget(self, pos: Position, params: GoParams) -> Budget | None:
+        """Thinking time from ``movetime`` (which wins over a clock) or the side to
+        move's clock, if any."""
         overhead = float(self.options.number("Move Overhead"))
-        if "movetime" in values:
-            return movetime_budget(values["movetime"], overhead)
-        clock, increment = ("wtime", "winc") if pos.side_to_move == 0 else ("btime", "binc")
-        if clock not in values:
+        if params.movetime is not None:
+            return movetime_budget(params.movetime, overhead)
+        time_left, increment = params.clock(pos.side_to_move == 0)
+        if time_left is None:
             return None
-        return clock_budget(max(0, values[clock]), max(0, values.get(increment, 0)),
-                            values.get("movestogo"), pos.stones, overhead)
+        return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead)
 
     def search(self, pos: Position, limits: Limits, stop: StopSignal, drops: bool) -> Result:
         """Search and write an ``info`` line per ``MultiPV`` line of every finished

@@ -27,7 +27,8 @@ class LazyGroup(click.Group):
     """A group whose heavier subcommands are imported only when used (click's
     documented pattern for lazy subcommands)."""
 
-    LAZY = {"match": "c4engine.match:match_command", "strength": "c4engine.strength:strength_command",
+    LAZY = {"match": "c4engine.referee.cli:match_command",
+            "strength": "c4engine.referee.strength:strength_command",
             "gui": "c4engine.gui.server:gui_command", "play": "c4engine.play:play_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -42,27 +42,39 @@ import numba
 import numpy as np
 
 from . import scores
-from .bits import BOARD_MASK, CELLS, WIDTH
+from .bits import BOARD_MASK, BOTTOM_MASK, CELLS, H1, HEIGHT, WIDTH
 from .book import NOT_IN_BOOK, SCORE_STONES as BOOK_STONES, book_score
-from .evaluation import N_TERMS, evaluate
+from .evaluation import EVEN_ROWS, N_TERMS, evaluate
 from .scores import MATE
-from .jitbits import column_cells, has_four, jit, playable_cells, popcount, winning_cells
+from .jitbits import column_cells, has_four, jit, mirror, playable_cells, popcount, smear_up, winning_cells
 
 INFINITE = 30_000
+UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
 NO_MOVE = 7
 MAX_PLY = CELLS + 2
 COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
 # The one array the kernel is given, ``mem``: first the context (counters and
 # flags, where the book and the table lie in ``mem``, the evaluation weights,
-# and for each ply 16 slots of scratch holding (column, ordering score)
-# pairs), then the book's 12-stone records, then the transposition table.
+# and each ply's scratch), then the book's 12-stone records, then the
+# transposition table.  A ply's scratch holds its children that are left to
+# search, CHILD_WORDS each (the column, its ordering score, the position after
+# the child's forced moves, how many there were, and that position's proven
+# bounds), then the search order as indices into them.
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_START, BOOK_RECORDS, TT_START, TT_SLOTS = range(6, 10)
 WEIGHTS = 10
 SCRATCH = WEIGHTS + N_TERMS
-SCRATCH_PER_PLY = 16
+C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
+CHILD_WORDS = 8
+ORDER = WIDTH * CHILD_WORDS
+SCRATCH_PER_PLY = ORDER + WIDTH + 1
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
+
+# Move-order weights (see move_score): Steininger's 1.2, 0.5, 0.5, 0.3 and 0.1 per
+# seventh of a column from the edge, times 70 to stay in integers.
+W_NEXT_TURN, W_TURN_AFTER, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 35, 21, 35, 1
+NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
@@ -77,6 +89,7 @@ MIN_TABLE_ENTRIES = (1 << 17) + 1
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
 NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1])
+SEARCH_SIGNATURE = numba.int64(*[numba.int64] * 9, numba.int64[::1])
 
 
 to_internal = jit(scores.to_internal)
@@ -89,6 +102,29 @@ def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: 
     """One table entry as an int64 (see the layout above)."""
     return ((key & 0xFFFFFFFF) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
             | (flag << FLAG_SHIFT) | (move << MOVE_SHIFT) | (generation << GEN_SHIFT))
+
+
+@jit
+def table_key(current: int, mask: int) -> tuple[int, bool]:
+    """The key a position is stored under, and whether it is its mirror image's.
+
+    A position and its mirror image have the same score, so they share one
+    entry: the smaller of the two keys.  ``current + mask`` adds column by
+    column without a carry between columns (7 bits each), so mirroring the key
+    mirrors the position.  The key stays a 49-bit number, which is all the
+    partial-key argument of the layout needs."""
+    key = current + mask
+    mirrored = mirror(key)
+    if mirrored < key:
+        return mirrored, True
+    return key, False
+
+
+@jit
+def stored_move(col: int, mirrored: bool) -> int:
+    """A column as the entry of a mirrored key stores it, and back (the map is its own
+    inverse); NO_MOVE stays NO_MOVE."""
+    return WIDTH - 1 - col if mirrored and col < WIDTH else col
 
 
 @jit
@@ -131,48 +167,6 @@ def entry_move(entry: int) -> int:
 
 
 @jit
-def non_losing_moves(current: int, mask: int) -> int:
-    """Playable cells that do not let the opponent win at once (Pons' "anticipate
-    losing moves"): a forced block if there is exactly one opponent threat to
-    block, nothing if there are two, and never the cell right below an
-    opponent's winning cell."""
-    possible = playable_cells(mask)
-    opponent_wins = winning_cells(current ^ mask, mask)
-    forced = possible & opponent_wins
-    if forced != 0:
-        if forced & (forced - 1) != 0:
-            return 0
-        possible = forced
-    return possible & ~(opponent_wins >> 1)
-
-
-@jit
-def order_moves(current: int, mask: int, moves: int, tt_move: int, mem: np.ndarray, ply: int) -> int:
-    """Write the moves of bitmask ``moves`` into the scratch of ``ply`` best first and return
-    how many.  The table's move comes first, then moves by how many winning
-    cells they give the mover (Pons' MoveSorter), centre first among equals."""
-    base = SCRATCH + ply * SCRATCH_PER_PLY
-    count = 0
-    for i in range(WIDTH):
-        col = COLUMN_ORDER[i]
-        move = moves & column_cells(col)
-        if move == 0:
-            continue
-        score = popcount(winning_cells(current | move, mask))
-        if col == tt_move:
-            score = 1000
-        pos = count
-        while pos > 0 and mem[base + 2 * pos - 1] < score:
-            mem[base + 2 * pos] = mem[base + 2 * pos - 2]
-            mem[base + 2 * pos + 1] = mem[base + 2 * pos - 1]
-            pos -= 1
-        mem[base + 2 * pos] = col
-        mem[base + 2 * pos + 1] = score
-        count += 1
-    return count
-
-
-@jit
 def begin_search(mem: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""
@@ -191,86 +185,317 @@ def should_abort(mem: np.ndarray) -> bool:
     return mem[ABORTED] != 0
 
 
-@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
-def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
-            mem: np.ndarray) -> int:
-    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (fail-hard on the low side).  ``depth`` plies are searched; a depth that
-    reaches the end of the game makes the score exact."""
+@jit
+def can_make_four(stones: int, mask: int) -> bool:
+    """Whether ``stones`` could still complete a four if they got every empty cell."""
+    return has_four(stones | (BOARD_MASK & ~mask))
+
+
+@jit
+def loss_now(stones: int) -> int:
+    """Internal score of a side that loses to the opponent's next stone, ``stones`` on the board."""
+    return -(MATE + (CELLS - stones) // 2)
+
+
+@jit
+def columns_of(cells: int) -> int:
+    """The bottom cell of every column that holds one of ``cells``."""
+    for _ in range(HEIGHT - 1):
+        cells |= cells >> 1
+    return cells & BOTTOM_MASK
+
+
+@jit
+def bound_from_four(line: int, mine: int, empty: int) -> int:
+    """The bound a four of the second player's gives (see even_rows_bound), or NO_BOUND
+    when one of the first player's fours in ``mine`` can be completed first."""
+    open_cells = line & empty
+    tops = open_cells & ~(open_cells >> 1)
+    passed_first = smear_up((tops << 1) & BOARD_MASK)
+    columns = columns_of(open_cells)
+    while columns != 0:
+        column = columns & -columns
+        columns ^= column
+        if has_four(mine & ~(passed_first & column * ((1 << HEIGHT) - 1))):
+            return NO_BOUND
+    highest_row = 0
+    for row in range(HEIGHT):
+        if tops & (BOTTOM_MASK << row):
+            highest_row = row
+    return to_internal(-((HEIGHT + 1 - highest_row) // 2))
+
+
+@jit
+def even_rows_bound(current: int, mask: int) -> int:
+    """An upper bound on the score of the first player to move, from the second
+    player's follow-up strategy (Allis' claimeven), or NO_BOUND.
+
+    With every column filled to an even height, the second player can answer each
+    move in the same column, and so gets every even-row cell that is not playable
+    now.  Columns filled to an odd height come in pairs: a move into one of them
+    is answered in another, so giving the first player every playable cell (and
+    every odd-row cell) only flatters him.  If the second player then owns a
+    four F, he wins by it unless the first player completes one of his own first.
+    The first player's four P comes too late when, in every column where F still
+    has an empty cell, P needs a cell above F's highest one there: the column
+    passes F's cell first.  So if some F beats every P, the first player loses,
+    at the latest when F's last cell is filled, which leaves the cells above it
+    empty.  If neither side owns a four, the first player scores at most a draw."""
+    empty = BOARD_MASK & ~mask
+    theirs = (current ^ mask) | (EVEN_ROWS & empty & ~playable_cells(mask))
+    mine = BOARD_MASK & ~theirs
+    if not has_four(theirs):
+        return NO_BOUND if has_four(mine) else 0
+    bound = NO_BOUND
+    for shift in (1, H1, HEIGHT, H1 + 1):  # vertical, horizontal, the two diagonals
+        pairs = theirs & (theirs >> shift)
+        starts = pairs & (pairs >> (2 * shift))  # the first cell of each four
+        while starts != 0:
+            start = starts & -starts
+            starts ^= start
+            line = start * (1 + (1 << shift) + (1 << (2 * shift)) + (1 << (3 * shift)))
+            bound = min(bound, bound_from_four(line, mine, empty))
+    return bound
+
+
+@jit
+def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
+            ) -> tuple[int, int, int, int, int, int, int]:
+    """Settle a position (whose side to move cannot win at once) without searching it.
+
+    Forced moves (the block of the opponent's only immediate threat, or the only
+    move that does not stand below an opponent threat) are played in a loop, with
+    no node, no recursion and no table work.  At every step: a side that cannot
+    stop the opponent's next stone (two immediate threats, a threat right above
+    the one it must block, or every move under a threat) has lost; no win comes
+    before the side's second stone from now and no loss before the opponent's
+    second; a side that can no longer make four scores at most a draw; the
+    12-stone book answers exactly.  When those bounds cut ``[alpha, beta]`` (of
+    the given position), the position is settled.
+
+    Returns ``(value, current, mask, stones, flips, lo, hi)``: ``value`` for the
+    given position's side to move, or UNRESOLVED; then the position reached
+    after the forced moves, how many were played, and its proven bounds
+    ``lo <= score <= hi`` from its own side's view."""
+    flips = 0
+    sign = 1
+    while True:
+        opponent = current ^ mask
+        opponent_threats = winning_cells(opponent, mask)
+        possible = playable_cells(mask)
+        opponent_wins = opponent_threats & possible
+        safe = possible & ~(opponent_threats >> 1)
+        if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
+                                                 or opponent_wins & safe == 0)):
+            return sign * loss_now(stones), current, mask, stones, flips, 0, 0
+        if stones >= CELLS - 2:
+            return 0, current, mask, stones, flips, 0, 0
+        if stones == BOOK_STONES:
+            book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
+            if book != NOT_IN_BOOK:
+                return sign * to_internal(book), current, mask, stones, flips, 0, 0
+        lo = to_internal(-((CELLS - 2 - stones) // 2))
+        hi = to_internal((CELLS - 1 - stones) // 2)
+        if not can_make_four(current, mask):
+            hi = 0
+        if lo >= beta:
+            return sign * lo, current, mask, stones, flips, 0, 0
+        if hi <= alpha:
+            return sign * hi, current, mask, stones, flips, 0, 0
+        forced = opponent_wins
+        if forced == 0 and safe & (safe - 1) == 0:
+            forced = safe
+        if forced == 0:
+            if stones % 2 == 0:  # the first player to move: the second may claim the even rows
+                hi = min(hi, even_rows_bound(current, mask))
+                if hi <= alpha:
+                    return sign * hi, current, mask, stones, flips, 0, 0
+            return UNRESOLVED, current, mask, stones, flips, lo, hi
+        current, mask = opponent, mask | forced
+        stones += 1
+        alpha, beta = -beta, -alpha
+        flips += 1
+        sign = -sign
+
+
+@jit
+def order_children(mem: np.ndarray, base: int, count: int) -> None:
+    """Sort the ``count`` children in the scratch at ``base`` by their ordering score,
+    best first (a stable insertion sort of their indices: centre first among equals)."""
+    order = base + ORDER
+    for i in range(count):
+        score = mem[base + i * CHILD_WORDS + C_SCORE]
+        pos = i
+        while pos > 0 and mem[base + mem[order + pos - 1] * CHILD_WORDS + C_SCORE] < score:
+            mem[order + pos] = mem[order + pos - 1]
+            pos -= 1
+        mem[order + pos] = i
+
+
+@jit
+def move_score(current: int, mask: int, move: int, col: int, tt_move: int, opponent_threats: int) -> int:
+    """How promising a move looks, for the move order (Steininger's threat quality).
+
+    Only the mover's threats that can ever be played count ("useful": not
+    directly above an opponent threat, whose cell the opponent would take first);
+    those that become playable after one more stone in their column weigh most,
+    those after two next, then any useful threat; the table's move gets a bonus
+    and the centre breaks ties."""
+    after = mask | move
+    threats = winning_cells(current | move, after) & ~(opponent_threats << 1)
+    above_playable = (playable_cells(after) << 1) & BOARD_MASK
+    score = (W_NEXT_TURN * popcount(threats & above_playable)
+             + W_TURN_AFTER * popcount(threats & (above_playable << 1))
+             + W_USEFUL * popcount(threats) + W_CENTRE * min(col, WIDTH - 1 - col))
+    if col == tt_move:
+        score += W_TABLE_MOVE
+    return score
+
+
+@numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
+def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
+                hi: int, ply: int, mem: np.ndarray) -> int:
+    """Score of a position that :func:`resolve` left unresolved (``lo..hi`` its proven
+    bounds), within ``[alpha, beta]``: a value at or below ``alpha`` is an upper
+    bound, one at or above ``beta`` a lower bound, one between them exact.
+    ``depth`` plies are searched; a depth that reaches the end of the game makes
+    the score exact."""
     if should_abort(mem):
         return 0
     if ply > mem[SELDEPTH]:
         mem[SELDEPTH] = ply
-    moves = non_losing_moves(current, mask)
-    if moves == 0:
-        return -(MATE + (CELLS - stones) // 2)
-    if stones >= CELLS - 2:
-        return 0
-    lowest = to_internal(-((CELLS - 2 - stones) // 2))
-    if alpha < lowest:
-        alpha = lowest
-        if alpha >= beta:
-            return alpha
-    highest = to_internal((CELLS - 1 - stones) // 2)
-    if beta > highest:
-        beta = highest
-        if alpha >= beta:
-            return beta
-    if stones == BOOK_STONES:
-        book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
-        if book != NOT_IN_BOOK:
-            return min(max(to_internal(book), alpha), beta)
+    if lo >= beta:
+        return lo
+    if hi <= alpha:
+        return hi
+    # ``proven_low``: alpha is a proven lower bound, not only the caller's window
+    # (then failing low on every move proves the score equal to it); the same for
+    # beta above.  That is how a bound that meets the table's becomes exact.
+    proven_low = lo >= alpha
+    if proven_low:
+        alpha = lo
+    proven_high = hi <= beta
+    if proven_high:
+        beta = hi
     if depth <= 0:
         value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
         return min(max(value, alpha), beta)
 
-    key = current + mask
+    key, mirrored = table_key(current, mask)
     needed = min(depth, CELLS - stones)
     slot = tt_slot(mem, key)
     entry = tt_lookup(mem, slot, key)
     tt_move = NO_MOVE
     if entry != 0:
-        tt_move = entry_move(entry)
+        tt_move = stored_move(entry_move(entry), mirrored)
         if entry_depth(entry) >= needed:
             value, flag = entry_value(entry), entry_flag(entry)
             if flag == EXACT:
                 return min(max(value, alpha), beta)
-            if flag == LOWER and value > alpha:
+            if flag == LOWER and value >= alpha:
                 alpha = value
-            elif flag == UPPER and value < beta:
+                proven_low = True
+            elif flag == UPPER and value <= beta:
                 beta = value
+                proven_high = True
             if alpha >= beta:
                 return alpha if flag == LOWER else beta
 
-    child_depth = depth if moves & (moves - 1) == 0 else depth - 1  # a forced move costs no depth
-    count = order_moves(current, mask, moves, tt_move, mem, ply)
     base = SCRATCH + ply * SCRATCH_PER_PLY
-    original_alpha = alpha
-    best_move = mem[base]
-    for i in range(count):
-        col = mem[base + 2 * i]
-        child_mask = mask | (moves & column_cells(col))
-        child = current ^ mask
-        if i == 0:
-            value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                             mem)
-        else:  # principal variation search: prove the move worse with a null window first
-            value = -negamax(child, child_mask, stones + 1, child_depth, -alpha - 1, -alpha, ply + 1,
-                             mem)
-            if alpha < value < beta and not mem[ABORTED]:
-                value = -negamax(child, child_mask, stones + 1, child_depth, -beta, -alpha, ply + 1,
-                                 mem)
+    best_move = NO_MOVE
+    opponent_threats = winning_cells(current ^ mask, mask)
+    safe = playable_cells(mask) & ~(opponent_threats >> 1)
+    count = 0
+    for i in range(WIDTH):
+        col = COLUMN_ORDER[i]
+        move = safe & column_cells(col)
+        if move == 0:
+            continue
+        value, f_current, f_mask, f_stones, flips, f_lo, f_hi = resolve(
+            current ^ mask, mask | move, stones + 1, -beta, -alpha, mem)
+        if value != UNRESOLVED:
+            value = -value
+            if value > alpha:
+                alpha = value
+                proven_low = True
+                best_move = col
+                if alpha >= beta:
+                    flag = EXACT if proven_high else LOWER
+                    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored), mem[GENERATION])
+                    return alpha
+            continue
+        child = base + count * CHILD_WORDS
+        mem[child + C_COL] = col
+        mem[child + C_SCORE] = move_score(current, mask, move, col, tt_move, opponent_threats)
+        mem[child + C_CURRENT] = f_current
+        mem[child + C_MASK] = f_mask
+        mem[child + C_STONES] = f_stones
+        mem[child + C_FLIPS] = flips
+        mem[child + C_LO] = f_lo
+        mem[child + C_HI] = f_hi
+        count += 1
+    if count == 0:
+        return alpha
+    # Every move was checked for leaving the opponent lost at once, so no win comes
+    # before the side's third stone from now.
+    no_quick_win = to_internal((CELLS - 3 - stones) // 2)
+    if no_quick_win <= beta:
+        beta = no_quick_win
+        proven_high = True
+        if alpha >= beta:
+            return beta
+
+    order_children(mem, base, count)
+    if best_move == NO_MOVE:  # an upper bound keeps the first move tried
+        best_move = mem[base + mem[base + ORDER] * CHILD_WORDS + C_COL]
+    for k in range(count):
+        child = base + mem[base + ORDER + k] * CHILD_WORDS
+        col = mem[child + C_COL]
+        c_current, c_mask, c_stones = mem[child + C_CURRENT], mem[child + C_MASK], mem[child + C_STONES]
+        flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
+        c_ply = ply + 1 + flips
+        # After an odd number of forced moves the child's side to move is this node's
+        # again, so its value is not negated.  Principal variation search: every move
+        # but the first is proved worse with a null window first.
+        window_high = beta if k == 0 else alpha + 1
+        if flips % 2 == 1:
+            value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, window_high,
+                                c_lo, c_hi, c_ply, mem)
+            if k > 0 and alpha < value < beta and not mem[ABORTED]:
+                value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, beta, c_lo, c_hi,
+                                    c_ply, mem)
+        else:
+            value = -search_node(c_current, c_mask, c_stones, depth - 1, -window_high, -alpha,
+                                 c_lo, c_hi, c_ply, mem)
+            if k > 0 and alpha < value < beta and not mem[ABORTED]:
+                value = -search_node(c_current, c_mask, c_stones, depth - 1, -beta, -alpha, c_lo, c_hi,
+                                     c_ply, mem)
         if mem[ABORTED]:
             return 0
         if value >= beta:
-            mem[slot] = tt_pack(key, value, needed, LOWER, col, mem[GENERATION])
+            flag = EXACT if proven_high else LOWER
+            mem[slot] = tt_pack(key, value, needed, flag, stored_move(col, mirrored), mem[GENERATION])
             return value
         if value > alpha:
             alpha = value
+            proven_low = True
             best_move = col
-    flag = EXACT if alpha > original_alpha else UPPER
-    mem[slot] = tt_pack(key, alpha, needed, flag, best_move, mem[GENERATION])
+    flag = EXACT if proven_low else UPPER
+    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(best_move, mirrored), mem[GENERATION])
     return alpha
+
+
+@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
+def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+            mem: np.ndarray) -> int:
+    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem)
+    if value != UNRESOLVED:
+        return value
+    if flips % 2 == 1:
+        return -search_node(current, mask, stones, depth, -beta, -alpha, lo, hi, ply + flips, mem)
+    return search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
 
 
 @jit
@@ -332,8 +557,9 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         if immediate_win(current, mask) & move:
             break
         current, mask = current ^ mask, mask | move
-        entry = tt_lookup(mem, tt_slot(mem, current + mask), current + mask)
-        col = entry_move(entry) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
+        key, mirrored = table_key(current, mask)
+        entry = tt_lookup(mem, tt_slot(mem, key), key)
+        col = stored_move(entry_move(entry), mirrored) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
     return length
 
 

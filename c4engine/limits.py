@@ -5,7 +5,10 @@ almost nothing because the exact solver finishes them at once; the moves just
 after the opening book are the hard ones.  So the budget spreads the clock
 over 40% of the moves still to come rather than over all of them, adds
 most of the increment, and keeps ``Move Overhead`` aside for the trip through
-the pipes.  Two limits come out: a soft one (no new iteration starts after
+the pipes.  A fixed ``movetime`` is used mostly, whatever the overhead: never
+less than half of it (an overhead of 30 ms must not turn ``movetime 30`` into
+no search at all) and never more than it less a small safety margin.  Two
+limits come out: a soft one (no new iteration starts after
 it) and a hard one (the search is stopped); the hard one never takes more than
 half of what is left, so even a run of long searches cannot lose on time.
 """
@@ -21,6 +24,8 @@ SHARE_OF_MOVES_LEFT = 0.4
 INCREMENT_SHARE = 0.8
 HARD_FACTOR = 3.0
 MAX_SHARE_OF_CLOCK = 0.5
+MIN_SHARE_OF_MOVETIME = 0.5
+MOVETIME_SAFETY_MS = 2.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,10 @@ def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | No
 
 
 def movetime_budget(movetime_ms: float, overhead_ms: float) -> Budget:
-    """A fixed time per move: search until it is used up, less the overhead."""
-    hard = max(1.0, movetime_ms - overhead_ms)
+    """A fixed time per move: the movetime less the overhead, but at least half of the
+    movetime and at most the movetime less :data:`MOVETIME_SAFETY_MS`.  The GUI asked
+    for that much thinking; with a short movetime the overhead would otherwise
+    swallow all of it."""
+    hard = min(movetime_ms - overhead_ms, movetime_ms - MOVETIME_SAFETY_MS)
+    hard = max(hard, movetime_ms * MIN_SHARE_OF_MOVETIME)
     return Budget(soft_ms=hard, hard_ms=hard)

@@ -17,9 +17,25 @@ STONES_PER_PLAYER = WIDTH * HEIGHT // 2
 START_FEN = f"7/7/7/7/7/7[{'P' * STONES_PER_PLAYER}{'p' * STONES_PER_PLAYER}] w - - 0 1"
 
 
+MAX_NUMBER_DIGITS = 30
+
+
 def is_digit_string(text: str) -> bool:
     """Whether ``text`` is made of ASCII digits only (``str.isdigit`` also takes ``²``)."""
     return bool(text) and all(ch in DIGITS for ch in text)
+
+
+def parse_int(text: str) -> int:
+    """A whole number written as ASCII digits with an optional leading minus: the one
+    number syntax of the protocol.  Python's ``int`` also takes ``1_0``, ``+2``,
+    blanks and other scripts' digits (``٣``), which no GUI sends on purpose; callers
+    check the range (and refuse negatives where they mean nothing)."""
+    digits = text[1:] if text.startswith("-") else text
+    if not is_digit_string(digits):
+        raise ValueError(f"'{text}' is not a whole number")
+    if len(digits) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"'{text[:12]}...' has too many digits")
+    return int(text)
 
 
 def parse_move(token: str, pos: Position) -> int:
@@ -124,8 +140,10 @@ def _parse_rows(board: str) -> tuple[int, int]:
     for i, row in enumerate(rows):
         rank = HEIGHT - i
         col = 0
-        for ch in row:
+        for at, ch in enumerate(row):
             if ch in DIGITS:
+                if ch == "0" or (at > 0 and row[at - 1] in DIGITS):
+                    raise RulesError(f"FEN rank {rank} '{row}': an empty run is one digit 1-{WIDTH}")
                 col += int(ch)
             elif ch in "Pp":
                 if col < WIDTH:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
+from .notation import parse_int
 
 
 class OptionError(ValueError):
@@ -45,9 +46,9 @@ class Spec:
             raise OptionError(f"option {self.name} needs a value")
         if self.kind == "spin":
             try:
-                value = int(raw)
-            except ValueError:
-                raise OptionError(f"option {self.name}: '{raw}' is not a whole number") from None
+                value = parse_int(raw)
+            except ValueError as err:
+                raise OptionError(f"option {self.name}: {err}") from None
             if not self.low <= value <= self.high:
                 raise OptionError(f"option {self.name}: {value} is outside {self.low}-{self.high}")
             return value
@@ -104,8 +105,12 @@ class Options:
         """A combo option's value."""
         return str(self.values[name])
 
-    def set(self, name: str, raw: str | None) -> Spec:
-        """Validate and store a value; return the option's spec."""
+    def check(self, name: str, raw: str | None) -> tuple[Spec, int | bool | str | None]:
+        """The option ``name`` and the value ``raw`` gives it, checked but not stored
+        (so that a refused ``setoption`` changes nothing at all)."""
         spec = find_spec(name)
-        self.values[spec.name] = spec.parse(raw)
-        return spec
+        return spec, spec.parse(raw)
+
+    def store(self, name: str, value: int | bool | str | None) -> None:
+        """Keep a value :meth:`check` accepted."""
+        self.values[name] = value

@@ -16,6 +16,8 @@ import time
 import click
 
 from .board import Position, RulesError
+from .go_params import GoParams
+from .levels import FULL_STRENGTH
 from .notation import is_digit_string, parse_digits, render
 from .scores import is_proven, mate_distance
 
@@ -37,7 +39,7 @@ class Game:
         from .options import Options
         self.start, self.pos, self.human_side, self.movetime = start, start, human_side, movetime
         self.options = Options()
-        self.level = str(level)
+        self.level = level
         self.backend = Backend(self.options, lambda line: None)
         self.colour = None if not os.environ.get("NO_COLOR") else False
 
@@ -50,13 +52,13 @@ class Game:
                           for c in line.split()) for line in lines[:-1]]
         self.echo("\n".join(board + lines[-1:]) + "\n")
 
-    def search(self, level: str, subject: str) -> tuple[int, str, float]:
+    def search(self, level: int, subject: str) -> tuple[int, str, float]:
         """The move the engine chooses at ``level``, the verdict of its search for the
         mover (``subject``), and the seconds it took."""
         from .search import StopSignal
-        self.options.set("Skill Level", level)
+        self.options.store("Skill Level", level)
         began = time.perf_counter()
-        limits = self.backend.limits(self.pos, {"movetime": self.movetime}, timed=True)
+        limits = self.backend.limits(self.pos, GoParams(movetime=self.movetime), timed=True)
         result = self.backend.search(self.pos, limits, StopSignal(), drops=False)
         seconds = time.perf_counter() - began
         assert result.move is not None and result.report is not None, "the game is not over"
@@ -70,7 +72,7 @@ class Game:
         self.echo(f"c4engine plays {move + 1}: {words} ({seconds:.1f} s)")
 
     def hint(self) -> None:
-        move, words, seconds = self.search("20", "you")
+        move, words, seconds = self.search(FULL_STRENGTH, "you")
         self.echo(f"hint: column {move + 1}: {words} ({seconds:.1f} s)")
 
     def undo(self) -> None:

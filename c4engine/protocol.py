@@ -1,9 +1,18 @@
 """The engine process: a UCI-style line protocol on stdin and stdout.
 
-The main thread reads commands; a search runs in a worker thread, so ``stop``,
-``isready``, ``ponderhit`` and ``quit`` are answered while it thinks.  numba's
-first compilation can take several seconds, so the search machinery is
-imported and warmed up in a background thread started with the process:
+Four kinds of thread, so that nothing slow can keep the process from hearing
+``quit`` or the end of its input:
+
+- the main thread only reads lines; ``quit`` and end of input it acts on itself;
+- one command thread carries out every other command, in order (so ``isready``
+  after a slow ``setoption name Hash`` is answered once the table exists, as UCI
+  intends, while the main thread still reads);
+- a search runs in a worker thread, so ``stop``, ``isready`` and ``ponderhit``
+  are answered while it thinks;
+- one writer thread owns stdout, so a reader that does not read blocks nobody.
+
+numba's first compilation can take several seconds, so the search machinery
+is imported and warmed up in a background thread started with the process:
 ``uci`` is answered at once, and ``isready`` (like any command that needs the
 search) waits until the warm-up is done.  ``protocol.md`` is the contract for
 every command handled here.
@@ -11,71 +20,31 @@ every command handled here.
 
 from __future__ import annotations
 
+import os
+import queue
 import sys
 import threading
-from dataclasses import dataclass, field
+import time
+from collections import deque
 from typing import IO, TYPE_CHECKING, Callable, Iterator
 
 from . import __version__
 from .board import Position, RulesError
-from .notation import format_line, format_move, is_digit_string, parse_fen, play_moves, render, to_fen
+from .go_params import GoParams, GoParamsError
+from .notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
 from .options import SPECS, OptionError, Options
 
 if TYPE_CHECKING:
     from .backend import Backend
 
 MAX_LINE_BYTES = 1 << 16
-INT_GO_KEYS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate")
-FLAG_GO_KEYS = ("infinite", "ponder")
-SIGNED_GO_KEYS = ("wtime", "btime", "winc", "binc")  # GUIs may send a negative clock
 MAX_PERFT_DEPTH = 10
+QUIT_GRACE_S = 1.0  # how long quit waits for a busy command (a huge Hash) before exiting
+STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 
 class CommandError(ValueError):
     """A command the engine refuses; the message says why."""
-
-
-@dataclass(frozen=True)
-class GoParams:
-    """The parameters of one ``go`` command."""
-
-    values: dict[str, int] = field(default_factory=dict)
-    infinite: bool = False
-    ponder: bool = False
-
-
-def parse_go(tokens: list[str]) -> GoParams:
-    """``go`` parameters in any order; a malformed one refuses the whole command."""
-    values: dict[str, int] = {}
-    flags = set()
-    i = 0
-    while i < len(tokens):
-        key = tokens[i]
-        if key in FLAG_GO_KEYS:
-            flags.add(key)
-            i += 1
-            continue
-        if key not in INT_GO_KEYS:
-            raise CommandError(f"go: unknown parameter '{key}'")
-        if i + 1 >= len(tokens):
-            raise CommandError(f"go: '{key}' needs a value")
-        values[key] = _go_number(key, tokens[i + 1])
-        i += 2
-    if "depth" in values and values["depth"] < 1:
-        raise CommandError("go: depth must be at least 1")
-    return GoParams(values, "infinite" in flags, "ponder" in flags)
-
-
-def _go_number(key: str, raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError:
-        raise CommandError(f"go: {key} '{raw}' is not a whole number") from None
-    if value < 0 and key not in SIGNED_GO_KEYS:
-        raise CommandError(f"go: {key} must not be negative")
-    if value > 1 << 40:
-        raise CommandError(f"go: {key} {value} is too large")
-    return value
 
 
 def parse_position(tokens: list[str]) -> tuple[Position, Position]:
@@ -85,6 +54,8 @@ def parse_position(tokens: list[str]) -> tuple[Position, Position]:
         raise CommandError("position: expected 'startpos' or 'fen <FEN>'")
     moves_at = tokens.index("moves") if "moves" in tokens else len(tokens)
     head, moves = tokens[:moves_at], tokens[moves_at + 1:]
+    if not head:
+        raise CommandError("position: 'moves' must follow 'startpos' or 'fen <FEN>'")
     if head[0] == "startpos" and len(head) == 1:
         pos = Position()
     elif head[0] == "fen" and len(head) > 1:
@@ -95,19 +66,56 @@ def parse_position(tokens: list[str]) -> tuple[Position, Position]:
 
 
 class Output:
-    """stdout, one flushed line at a time, shared by the reader and the search thread."""
+    """stdout, one flushed line at a time, written by a thread of its own.
 
-    def __init__(self, stream: IO[str]) -> None:
+    Every thread hands its lines over without waiting, so a reader that stops
+    reading (a full pipe) cannot block the commands or the search; the lines
+    keep their order.  When the reader is gone (a broken pipe), ``on_gone`` is
+    called: the process has nobody left to answer."""
+
+    def __init__(self, stream: IO[str], on_gone: Callable[[], None]) -> None:
         self._stream = stream
-        self._lock = threading.Lock()
+        self._on_gone = on_gone
+        self._pending: deque[str] = deque()
+        self._changed = threading.Condition()
+        self._last_write = time.monotonic()
+        threading.Thread(target=self._write_all, name="output", daemon=True).start()
 
     def __call__(self, line: str) -> None:
-        with self._lock:
-            self._stream.write(line + "\n")
-            self._stream.flush()
+        with self._changed:
+            self._pending.append(line)
+            self._changed.notify_all()
 
     def error(self, message: str) -> None:
         self(f"info string error {message}")
+
+    def _write_all(self) -> None:
+        while True:
+            with self._changed:
+                while not self._pending:
+                    self._changed.wait()
+                line = self._pending[0]
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                self._on_gone()
+                return
+            with self._changed:
+                self._pending.popleft()
+                self._last_write = time.monotonic()
+                self._changed.notify_all()
+
+    def drain(self) -> bool:
+        """Wait until every line is written; False if the reader took none for
+        :data:`STALLED_OUTPUT_S` (then it is not reading and is not waited for)."""
+        with self._changed:
+            while self._pending:
+                stalled = time.monotonic() - self._last_write
+                if stalled >= STALLED_OUTPUT_S:
+                    return False
+                self._changed.wait(STALLED_OUTPUT_S - stalled)
+            return True
 
 
 class Engine:
@@ -149,27 +157,23 @@ class Engine:
         return self.backend
 
     # -- dispatch ---------------------------------------------------------
-    def handle(self, line: str) -> bool:
-        """Run one command line; False once the engine should exit."""
+    def handle(self, line: str) -> None:
+        """Run one command line (``quit`` and end of input are the caller's)."""
         tokens = line.split()
         if not tokens:
             self.out.error("empty line")
-            return True
+            return
         name, args = tokens[0], tokens[1:]
-        if name == "quit":
-            self.finish_search(stop=True)
-            return False
         handler = self.handlers.get(name)
         if handler is None:
             self.out.error(f"unknown command '{name}'")
-            return True
+            return
         try:
             handler(args)
-        except (CommandError, RulesError, OptionError) as err:
+        except (CommandError, RulesError, OptionError, GoParamsError) as err:
             self.out.error(str(err))
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the process
             self.out.error(f"internal error on '{name}': {exc!r}")
-        return True
 
     def finish_search(self, stop: bool) -> None:
         """Wait for a running search to print its bestmove, stopping it first if asked."""
@@ -181,9 +185,19 @@ class Engine:
         job.thread.join()
         self._job = None
 
-    def end_of_input(self) -> None:
+    def interrupt(self) -> None:
+        """``quit`` was read: stop the running search now, from the reading thread,
+        without waiting for the commands queued before it."""
         job = self._job
-        self.finish_search(stop=job is not None and not job.release.is_set())
+        if job is not None:
+            job.stop()
+
+    def end_of_input(self) -> None:
+        """A search that a limit will end (depth, nodes, movetime, a running clock) is
+        allowed to finish, so that a shell pipe gets its answer; one that nothing
+        but ``stop`` would end (infinite, pondering, or no limit at all) is stopped."""
+        job = self._job
+        self.finish_search(stop=job is not None and not job.bounded())
 
     # -- commands ---------------------------------------------------------
     def cmd_uci(self, args: list[str]) -> None:
@@ -203,17 +217,26 @@ class Engine:
         self.debug = args == ["on"]
 
     def cmd_setoption(self, args: list[str]) -> None:
+        """Checked before anything changes: a refused value leaves a running search
+        alone.  A table that cannot be allocated leaves the old one and the old value."""
         if not args or args[0] != "name":
             raise CommandError("setoption: expected 'setoption name <name> [value <value>]'")
         value_at = args.index("value") if "value" in args else len(args)
         name = " ".join(args[1:value_at])
         raw = " ".join(args[value_at + 1:]) if value_at < len(args) else None
+        spec, value = self.options.check(name, raw)
         self.finish_search(stop=True)
-        spec = self.options.set(name, raw)
+        old = self.options[spec.name]
+        self.options.store(spec.name, value)
         if spec.name == "UCI_Variant":
             self.drops = True
         if spec.name in ("Hash", "Clear Hash", "Evaluation", "OwnBook"):
-            self.backend_ready().apply(spec.name)
+            try:
+                self.backend_ready().apply(spec.name)
+            except MemoryError:
+                self.options.store(spec.name, old)
+                raise CommandError(f"option {spec.name}: not enough memory for {value} MB; "
+                                   f"keeping the table of {old} MB") from None
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
         self.finish_search(stop=True)
@@ -225,7 +248,7 @@ class Engine:
         self.base, self.position = base, position
 
     def cmd_go(self, args: list[str]) -> None:
-        params = parse_go(args)
+        params = GoParams.parse(args)
         self.finish_search(stop=True)
         backend = self.backend_ready()
         if self.position.is_over():
@@ -258,9 +281,13 @@ class Engine:
             self.out(line)
 
     def cmd_perft(self, args: list[str]) -> None:
-        if len(args) != 1 or not is_digit_string(args[0]) or not 1 <= int(args[0]) <= MAX_PERFT_DEPTH:
+        try:
+            depth = parse_int(args[0]) if len(args) == 1 else 0
+        except ValueError:
+            depth = 0
+        if not 1 <= depth <= MAX_PERFT_DEPTH:
             raise CommandError(f"perft: expected a depth from 1 to {MAX_PERFT_DEPTH}")
-        for line in self.backend_ready().perft(self.position, int(args[0]), self.drops):
+        for line in self.backend_ready().perft(self.position, depth, self.drops):
             self.out(line)
 
     def cmd_bench(self, args: list[str]) -> None:
@@ -293,13 +320,25 @@ class SearchJob:
         self.thread = threading.Thread(target=self._run, name="search", daemon=True)
 
     def stop(self) -> None:
+        """Also ends pondering: a ``ponderhit`` after ``stop`` is an error."""
+        self.pondering = False
         self.signal.fire()
         self.release.set()
+
+    def bounded(self) -> bool:
+        """Whether a limit will end the search without ``stop``: a depth, a node count,
+        a movetime, or a clock that runs (not while pondering)."""
+        params = self.params
+        if params.infinite or self.pondering:
+            return False
+        if params.depth is not None or params.nodes is not None or params.movetime is not None:
+            return True
+        return params.clock(self.position.side_to_move == 0)[0] is not None
 
     def ponderhit(self) -> None:
         """The opponent played the move we pondered on: now the clock runs."""
         self.pondering = False
-        budget = self.backend.budget(self.position, self.params.values)
+        budget = self.backend.budget(self.position, self.params)
         if budget is not None:
             self._timer = threading.Timer(budget.soft_ms / 1000.0, self.signal.fire)
             self._timer.daemon = True
@@ -312,7 +351,7 @@ class SearchJob:
         timed = not (self.params.infinite or self.params.ponder)
         drops = self.engine.drops
         try:
-            limits = self.backend.limits(self.position, self.params.values, timed)
+            limits = self.backend.limits(self.position, self.params, timed)
             if self.engine.debug:
                 self.engine.out(f"info string debug {limits}")
             result = self.backend.search(self.position, limits, self.signal, drops)
@@ -349,14 +388,70 @@ def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
             out.error("line is not valid UTF-8; ignored")
 
 
+class CommandThread:
+    """Carries out the commands in order, apart from the thread that reads them."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stop_at_end = False
+        self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
+        self.thread.start()
+
+    def put(self, line: str) -> None:
+        self._lines.put(line)
+
+    def finish(self, stop: bool) -> None:
+        """No more commands: the last search is stopped (``quit``) or, at the end of
+        input, treated as :meth:`Engine.end_of_input` says."""
+        self._stop_at_end = stop
+        self._lines.put(None)
+
+    def _run(self) -> None:
+        while (line := self._lines.get()) is not None:
+            self.engine.handle(line)
+        if self._stop_at_end:
+            self.engine.finish_search(stop=True)
+        else:
+            self.engine.end_of_input()
+
+
+def is_quit(line: str) -> bool:
+    return line.split() == ["quit"]
+
+
 def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
-    """The protocol loop; returns the exit status.  At the end of input a search with
-    a finite limit is allowed to finish (so a shell pipe gets its answer), an
-    infinite or ponder search is stopped."""
-    out = Output(stdout or sys.stdout)
+    """The protocol loop; returns the exit status.
+
+    ``quit`` ends the process at once: the running search is stopped and its
+    bestmove written, and a command still busy after :data:`QUIT_GRACE_S`
+    (allocating a huge table) is not waited for.  At the end of input the
+    commands already read are carried out (see :meth:`Engine.end_of_input`).
+    Either way the output is written out unless the reader has stopped
+    reading; a reader that is gone ends the process quietly with status 0."""
+    stream = stdout or sys.stdout
+    if hasattr(stream, "reconfigure"):  # echoed input must never fail to encode
+        stream.reconfigure(errors="backslashreplace")
+    out = Output(stream, on_gone=_exit_quietly)
     engine = Engine(out)
+    commands = CommandThread(engine)
+    quit_read = False
     for line in read_lines(stdin or sys.stdin.buffer, out):
-        if not engine.handle(line):
-            return 0
-    engine.end_of_input()
+        if is_quit(line):
+            quit_read = True
+            engine.interrupt()
+            break
+        commands.put(line)
+    commands.finish(stop=quit_read)
+    commands.thread.join(QUIT_GRACE_S if quit_read else None)
+    if commands.thread.is_alive() or not out.drain():
+        _exit_quietly()
     return 0
+
+
+def _exit_quietly() -> None:
+    """Exit with status 0 at once: the reader is gone or not reading, so nothing
+    written now would arrive, and an interpreter shutdown would block on (or
+    complain about) the stdout that cannot be flushed."""
+    sys.stderr.flush()
+    os._exit(0)

@@ -35,7 +35,7 @@ from bitbully import __version__ as bitbully_version  # type: ignore[import-unty
 
 from c4engine.bits import WIDTH, mirror
 from c4engine.notation import parse_digits
-from c4engine.strength import PHASES, Phase, TestPosition
+from c4engine.referee.strength import PHASES, Phase, TestPosition
 
 SLACK = 2
 

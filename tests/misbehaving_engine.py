@@ -1,51 +1,142 @@
 #!/usr/bin/env python3
-"""An engine that breaks the rules on purpose, to test the referee.
+"""An engine that breaks the rules on purpose, to test the referee and the client.
 
-Usage: ``misbehaving_engine.py MODE`` where MODE is
-``crash`` (dies on ``go``), ``illegal`` (drops a stone above the lowest empty
-cell), ``stall`` (never answers ``go``), ``late`` (answers after its time is
-up), ``silent`` (never finishes the ``uci`` handshake), ``chess`` (offers
-variants, but not cfour) or ``digits`` (offers no variants: digit moves).  Otherwise it plays
-like :mod:`simple_engine`.
+Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
+:mod:`simple_engine` (the first column that is not full).  The modes:
+
+- ``crash``: dies on ``go``, with a last word on stderr;
+- ``illegal``: drops a stone above the lowest empty cell;
+- ``stall``: never answers ``go``;
+- ``late``: answers after its time is up;
+- ``silent``: never finishes the ``uci`` handshake;
+- ``chess``: offers variants, but not cfour;
+- ``digits``: offers no variants, so it is spoken to in digits;
+- ``double``: prints every ``bestmove`` twice;
+- ``early``: prints a ``bestmove`` that answers nothing before every ``readyok``;
+- ``huge``: its last ``info`` carries a score of 400 nines, a depth beyond 64 bits;
+- ``garbage``: sends malformed ``info`` lines around a good one;
+- ``braces``: a name and engine text full of PGN's comment braces and quotes,
+  and ``bestmove }1-0{`` (an illegal move);
+- ``orphan``: on ``go`` it starts a child that keeps its stdout open, writes the
+  child's pid to the file ARG, and exits;
+- ``slowready``: answers ``isready`` after ARG seconds;
+- ``wrongnotation``: answers in digits after ``UCI_Variant cfour``, in drops
+  without it;
+- ``multipv``: with ``MultiPV`` N, sends N lines per depth, interleaved, each
+  with its own score and PV (``multipv k`` scores ``-10 * k``, its PV starts in
+  the k-th free column), then ``bestmove`` of line 1.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 
-from simple_engine import FILES, SimpleEngine
+from simple_engine import FILES, HEIGHT, WIDTH, SimpleEngine
 
 LATE_BY = 0.3  # seconds past the engine's own time
+HOSTILE = '}{ "1-0" \\ {'
 
 
 class MisbehavingEngine(SimpleEngine):
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, arg: str | None) -> None:
         super().__init__()
         self.mode = mode
+        self.arg = arg
+        self.multipv = 1
 
     def on_uci(self, args: list[str]) -> None:
-        if self.mode != "silent":
-            super().on_uci(args)
+        if self.mode == "silent":
+            return
+        if self.mode == "braces":
+            self.name = f"brace{HOSTILE}"
+        super().on_uci(args)
+
+    def on_isready(self, args: list[str]) -> None:
+        if self.mode == "early":
+            self.reply(f"bestmove {self.notation(self.choose())}")
+        if self.mode == "slowready":
+            time.sleep(float(self.arg or 0))
+        super().on_isready(args)
+
+    def on_setoption(self, args: list[str]) -> None:
+        super().on_setoption(args)
+        if args[:2] == ["name", "MultiPV"]:
+            self.multipv = int(args[3])
 
     def variants(self) -> str:
         if self.mode == "chess":
             return "option name UCI_Variant type combo default chess var chess var shogi"
         return "" if self.mode == "digits" else super().variants()
 
+    def notation(self, col: int) -> str:
+        if self.mode == "wrongnotation":
+            return str(col + 1) if self.drops else f"P@{FILES[col]}{self.heights[col] + 1}"
+        return super().notation(col)
+
     def on_go(self, args: list[str]) -> None:
-        if self.mode == "crash":
-            print("crashing on purpose", file=sys.stderr, flush=True)
-            sys.exit(3)
-        if self.mode == "stall":
-            return
-        if self.mode == "illegal":
-            col = self.choose()
-            self.reply(f"bestmove P@{FILES[col]}{self.heights[col] + 2}")
+        special = getattr(self, f"go_{self.mode}", None)
+        if special:
+            special(args)
             return
         if self.mode == "late":
             time.sleep(self.time_budget(args) + LATE_BY)
         super().on_go(args)
+
+    def go_crash(self, _args: list[str]) -> None:
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        sys.exit(3)
+
+    def go_stall(self, _args: list[str]) -> None:
+        pass
+
+    def go_illegal(self, _args: list[str]) -> None:
+        col = self.choose()
+        self.reply(f"bestmove P@{FILES[col]}{self.heights[col] + 2}")
+
+    def go_double(self, args: list[str]) -> None:
+        super().on_go(args)
+        self.reply(f"bestmove {self.notation(self.choose())}")
+
+    def go_huge(self, _args: list[str]) -> None:
+        move = self.notation(self.choose())
+        self.reply(f"info depth 3 score cp 25 nodes 10 pv {move}")
+        self.reply(f"info depth {'9' * 25} score cp {'9' * 400} nodes 11 pv {move}")
+        self.reply(f"bestmove {move}")
+
+    def go_garbage(self, _args: list[str]) -> None:
+        move = self.notation(self.choose())
+        self.reply("info depth")
+        self.reply("info depth 2 score cp")
+        self.reply("info depth 2 score furlongs 3")
+        self.reply(f"info depth 4 score mate 2 lowerbound nodes 40 time 7 pv {move} 9 x")
+        self.reply("info depth +5 score cp 1_0")
+        self.reply("info nodes ٣٣")
+        self.reply(f"bestmove {move}")
+
+    def go_braces(self, _args: list[str]) -> None:
+        print(f"stderr {HOSTILE}", file=sys.stderr, flush=True)
+        self.reply(f"info string {HOSTILE}")
+        self.reply("bestmove }1-0{")
+
+    def go_orphan(self, _args: list[str]) -> None:
+        child = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
+        with open(self.arg or "orphan.pid", "w", encoding="ascii") as out:
+            out.write(str(child.pid))
+        sys.stdout.flush()
+        sys.exit(3)
+
+    def go_multipv(self, _args: list[str]) -> None:
+        free = [col for col in range(WIDTH) if self.heights[col] < HEIGHT]
+        lines = min(self.multipv, len(free))
+        for depth in (1, 2):
+            for k in range(1, lines + 1):
+                first = self.notation(free[k - 1])
+                self.reply(f"info depth {depth} multipv {k} score cp {-10 * k} "
+                           f"nodes {depth * 10 + k} pv {first}")
+        self.reply("info nodes 99 time 12")
+        self.reply(f"bestmove {self.notation(free[0])}")
 
     @staticmethod
     def time_budget(args: list[str]) -> float:
@@ -56,4 +147,4 @@ class MisbehavingEngine(SimpleEngine):
 
 
 if __name__ == "__main__":
-    MisbehavingEngine(sys.argv[1]).run()
+    MisbehavingEngine(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None).run()

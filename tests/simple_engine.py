@@ -19,6 +19,7 @@ class SimpleEngine:
     """Answers uci/isready/setoption/position/go on stdin; subclasses change ``on_go``."""
 
     def __init__(self, pick_last: bool = False) -> None:
+        self.name = "simple"
         self.heights = [0] * WIDTH
         self.drops = False
         self.pick_last = pick_last
@@ -37,7 +38,7 @@ class SimpleEngine:
         print(text, flush=True)
 
     def on_uci(self, _args: list[str]) -> None:
-        self.reply("id name simple")
+        self.reply(f"id name {self.name}")
         if self.variants():
             self.reply(self.variants())
         self.reply("uciok")

@@ -34,9 +34,20 @@ def test_moves_to_go_caps_the_horizon() -> None:
     assert clock_budget(1000, 0, 1, 20, 30).soft_ms == pytest.approx(485.0)
 
 
-def test_movetime_budget_subtracts_the_overhead() -> None:
-    assert movetime_budget(1000, 30).hard_ms == 970
-    assert movetime_budget(10, 30).hard_ms == 1
+@pytest.mark.parametrize(("movetime", "overhead", "expected"), [
+    (1000, 30, 970),   # a long movetime: the overhead is kept aside
+    (100, 30, 70),
+    (100, 0, 98),      # never more than the movetime less the 2 ms safety margin
+    (30, 30, 15),      # a short one: never less than half of it
+    (30, 0, 28),
+    (10, 30, 5),
+    (10, 0, 8),
+])
+def test_movetime_budget_uses_most_of_the_movetime(movetime: int, overhead: int, expected: float) -> None:
+    """protocol.md's rule: movetime less Move Overhead, but at least half of the movetime
+    and at most the movetime less 2 ms; soft and hard are the same."""
+    budget = movetime_budget(movetime, overhead)
+    assert budget.hard_ms == budget.soft_ms == expected
 
 
 def test_limits_print_rounded_for_debug() -> None:

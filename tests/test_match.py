@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from c4engine.engine_client import (EngineClient, EngineDied, EngineTimeout, GoLimits, Score,
-                                    SearchInfo, parse_info)
-from c4engine.match import (EngineSpec, MatchConfig, TimeControl, builtin_openings,
-                            match_command, read_openings, run_match, schedule)
-from c4engine.match_stats import SprtParams
-from c4engine.pgn import read_games
+from c4engine.referee.cli import match_command
+from c4engine.referee.config import EngineSpec, MatchConfig, TimeControl
+from c4engine.referee.openings import builtin_openings, read_openings, schedule
+from c4engine.referee.pgn import read_games
+from c4engine.referee.stats import SprtParams
+from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -31,8 +31,8 @@ REAL = f"{sys.executable} -m c4engine"
 DRAWN_OPENING = "5471256622612712662157437715763153533344"
 
 
-def misbehaving(mode: str) -> str:
-    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode}"
+def misbehaving(mode: str, arg: str = "") -> str:
+    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
 
 
 def config(first: str, second: str, **changes) -> MatchConfig:
@@ -46,64 +46,6 @@ def play(cfg: MatchConfig):
     lines: list[str] = []
     report = run_match(cfg, lines.append)
     return report, lines
-
-
-# -- the engine client ----------------------------------------------------
-
-
-def test_parse_info():
-    line = "info depth 12 seldepth 20 score cp -35 lowerbound nodes 12345 nps 99 time 103 pv 4 4 5"
-    assert parse_info(line) == SearchInfo(12, Score("cp", -35), 12345, 103, ("4", "4", "5"))
-    assert parse_info("info depth 9 score mate -3 pv P@d1").score == Score("mate", -3)
-    assert parse_info("info string error: depth 5 is odd") == SearchInfo()
-    with pytest.raises(ValueError):
-        parse_info("info depth x")
-
-
-def test_later_info_lines_update_only_what_they_carry():
-    first = parse_info("info depth 5 score cp 20 nodes 100 time 5 pv 4")
-    assert first.merged(parse_info("info nodes 900 time 40")) == \
-        SearchInfo(5, Score("cp", 20), 900, 40, ("4",))
-
-
-def test_go_command():
-    assert GoLimits(depth=3).go_command() == "go depth 3"
-    assert GoLimits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
-        "go wtime 1000 btime 900 winc 10 binc 10 nodes 5"
-
-
-def test_client_talks_to_an_engine_and_notices_its_death():
-    client = EngineClient(misbehaving("crash"))
-    client.start()
-    try:
-        assert client.id_name == "simple" and client.supports_variant("cfour")
-        assert not client.supports_variant("chess")
-        client.set_option("UCI_Variant", "cfour")
-        client.is_ready()
-        with pytest.raises(EngineTimeout, match="no output within 0.05 s"):
-            client.read_line(0.05)
-        client.position(["P@d1"])
-        with pytest.raises(EngineDied, match="exited with code 3.*crashing on purpose"):
-            client.go(GoLimits(depth=1), timeout=5)
-        assert not client.alive
-        client.start()  # a restart
-        assert client.alive
-    finally:
-        client.quit()
-    assert not client.alive
-
-
-def test_client_search_result():
-    client = EngineClient(SIMPLE)
-    client.start()
-    try:
-        client.position(["4", "4"])
-        result = client.go(GoLimits(depth=1), timeout=5)
-        assert result.bestmove == "1"
-        assert result.info == SearchInfo(1, Score("cp", 0), 1, 0, ("1",))
-        assert 0 <= result.elapsed < 5
-    finally:
-        client.quit()
 
 
 # -- openings and schedule ------------------------------------------------
@@ -205,6 +147,87 @@ def test_misbehaving_engine_loses_every_game(mode, changes, termination, words):
         assert words in outcome.pgn.result_comment
     assert report.tally.forfeits(1) == {termination: 4}
     assert not report.tally.forfeits(0)
+
+
+def assert_pgn_reads_back_as_played(pgn, outcomes):
+    """The file holds exactly the games played: same moves, results and endings."""
+    games = read_games(pgn.read_text(encoding="utf-8"))
+    played = sorted((o.pgn for o in outcomes), key=lambda g: (g.round, g.white))
+    games.sort(key=lambda g: (g.round, g.white))
+    assert [(g.white, g.black, g.result, g.termination, [m.col for m in g.moves])
+            for g in games] == \
+        [(g.white, g.black, g.result, g.termination, [m.col for m in g.moves]) for g in played]
+
+
+def move_times(outcome) -> list[float]:
+    return [float(m.comment.rsplit(" ", 1)[-1].rstrip("s")) for m in outcome.pgn.moves
+            if m.comment != "book"]
+
+
+# Engines that misbehave without breaking a rule that costs the game.
+HARMLESS = [
+    ("double", 0),  # every bestmove twice: the extra one is discarded, never played
+    ("early", 0),  # a bestmove before every readyok: discarded
+    ("huge", 0),  # a score of 400 nines: that info line is ignored
+    ("garbage", 0),  # malformed info lines around a good one
+]
+
+
+@pytest.mark.parametrize("mode, _", HARMLESS)
+def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
+    pgn = tmp_path / f"{mode}.pgn"
+    report, _lines = play(config(SIMPLE_LAST, misbehaving(mode), pgn_path=pgn))
+    outcomes = report.tally.outcomes
+    assert len(outcomes) == 4
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+    for outcome in outcomes:
+        final = outcome.pgn.final_position()
+        assert outcome.pgn.termination == "normal" and final.last_mover_won()
+        assert all(t >= 0 for t in move_times(outcome))
+    assert_pgn_reads_back_as_played(pgn, outcomes)
+    if mode in ("double", "early"):
+        # every engine move has an extra bestmove, seen (and dropped) at the next go
+        assert report.tally.stale_bestmoves(1) >= min(len(o.pgn.moves) for o in outcomes) // 2 - 2
+        summary = "\n".join(report.tally.summary_lines(report.scheduled))
+        assert "bestmove(s) that answered no go" in summary
+    if mode == "huge":
+        engine_moves = [m for o in outcomes for m in o.pgn.moves[2:]
+                        if not m.comment.startswith("0.00/1")]
+        assert engine_moves and all(m.comment.startswith("+0.25/3 ") for m in engine_moves)
+    if mode == "garbage":
+        assert any(m.comment.startswith(">=+M2/4 ") for o in outcomes for m in o.pgn.moves)
+
+
+def test_hostile_engine_text_cannot_break_the_pgn(tmp_path):
+    """Issue 10, item 3: ``bestmove }1-0{`` and braces in the engine's name, its info
+    strings and its stderr; the 4-game PGN used to read back as 6 games."""
+    pgn = tmp_path / "braces.pgn"
+    report, _ = play(config(SIMPLE, misbehaving("braces"), pgn_path=pgn))
+    outcomes = report.tally.outcomes
+    assert report.tally.forfeits(1) == {"illegal move": 4}
+    assert "}1-0{" in outcomes[0].pgn.result_comment
+    assert_pgn_reads_back_as_played(pgn, outcomes)
+    assert {g.black for g in read_games(pgn.read_text())} >= {'brace}{ "1-0" \\ {'}
+
+
+def test_an_engine_that_leaves_a_child_on_its_output_disconnects(tmp_path):
+    """Issue 10, item 5: scored as stalled before, and the child outlived the match."""
+    pid_file = tmp_path / "child.pid"
+    report, _ = play(config(SIMPLE, misbehaving("orphan", str(pid_file)), games=2,
+                            concurrency=1, stall_timeout=30))
+    assert report.tally.forfeits(1) == {"abandoned": 2}
+    assert all("exited with code 3" in o.pgn.result_comment for o in report.tally.outcomes)
+    child = int(pid_file.read_text())
+    assert not Path(f"/proc/{child}").exists() or \
+        Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_move_in_the_wrong_notation_is_illegal():
+    """Issue 10, item 15: digits after UCI_Variant cfour are refused, as cutechess does."""
+    report, _ = play(config(SIMPLE, misbehaving("wrongnotation")))
+    assert report.tally.forfeits(1) == {"illegal move": 4}
+    assert all("a move is a drop like P@d1" in o.pgn.result_comment
+               for o in report.tally.outcomes)
 
 
 def test_crash_message_carries_the_engines_last_words():

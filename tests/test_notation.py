@@ -138,7 +138,9 @@ def test_malformed_fen(fen: str, message: str) -> None:
     (with_hand("8/7/7/7/7/7", "w", 0, 0), "rank 6 '8': describes 8 cells, expected 7"),
     (with_hand("7/7/7/7/7/6", "w", 0, 0), "rank 1 '6': describes 6 cells, expected 7"),
     (with_hand("7/7/7/7/7/PpPpPpPp", "w", 4, 4), "rank 1 'PpPpPpPp': describes 8 cells"),
-], ids=["5 rows", "7 rows", "8 wide", "6 wide", "8 stones wide"])
+    (with_hand("16/7/7/7/7/7", "w", 0, 0), "rank 6 '16': an empty run is one digit 1-7"),
+    (with_hand("7/7/7/7/7/P06", "w", 1, 0), "rank 1 'P06': an empty run is one digit 1-7"),
+], ids=["5 rows", "7 rows", "8 wide", "6 wide", "8 stones wide", "two-digit run", "empty run of 0"])
 def test_fen_with_the_wrong_shape(fen: str, message: str) -> None:
     with pytest.raises(RulesError, match=message):
         parse_fen(fen)

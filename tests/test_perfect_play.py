@@ -33,12 +33,13 @@ from types import ModuleType
 import click
 import pytest
 
-from c4engine.board import Position
-from c4engine.engine_client import EngineClient, GoLimits
-from c4engine.match import EngineSpec, GameOutcome, MatchConfig, run_match
-from c4engine.notation import format_line, parse_digits, parse_move
-from c4engine.pgn import BOOK, PgnGame, read_games
-from c4engine.strength import builtin_positions_text, read_positions
+from c4engine.engine import EngineClient, GoLimits, Score, engine_move
+from c4engine.notation import parse_digits
+from c4engine.referee.config import EngineSpec, MatchConfig
+from c4engine.referee.game import GameOutcome
+from c4engine.referee.pgn import BOOK, PgnGame, read_games
+from c4engine.referee.strength import builtin_positions_text, read_positions
+from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
 PERFECT = f"{sys.executable} {TESTS / 'perfect_engine.py'}"
@@ -206,22 +207,18 @@ def test_handshake_and_perfect_go() -> None:
     client = EngineClient(PERFECT, name="perfect")
     client.start()
     try:
-        assert client.id_name == "perfect" and client.supports_variant("cfour")
-        client.set_option("UCI_Variant", "cfour")
-        client.is_ready()
+        assert client.id_name == "perfect"
+        client.setup()
+        assert client.drops
         client.new_game()
         for digits in ("", "4", "44", "444447322222", "4623232231713", "44444432"):
-            pos = parse_digits(digits)
-            client.position(format_line(Position(), list(pos.history), drops=True))
+            pos = client.position([int(d) for d in digits])
             reply = client.go(GoLimits(movetime=1000), timeout=5.0)
-            assert reply.bestmove.startswith("P@"), reply.bestmove
-            col = parse_move(reply.bestmove, pos)
+            col = engine_move(reply.bestmove, pos, drops=True)
             scores = oracle.score_all_moves(perfect.to_board(pos))
             assert scores[col] == max(scores.values()), (digits, reply.bestmove, scores)
             mate = perfect.mate_distance(scores[col], pos.stones)
-            assert reply.info.score is not None
-            assert (reply.info.score.kind, reply.info.score.value) == \
-                (("cp", 0) if mate is None else ("mate", mate))
+            assert reply.info["score"] == (Score("cp", 0) if mate is None else Score("mate", mate))
     finally:
         client.quit()
 

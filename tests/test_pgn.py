@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from c4engine.engine_client import Score
+from c4engine.engine import Score
 from c4engine.notation import parse_digits
-from c4engine.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
 
 
 def sample_game(**changes) -> PgnGame:
@@ -22,12 +22,27 @@ def sample_game(**changes) -> PgnGame:
 
 
 def test_move_comments_in_cutechess_form():
-    assert move_comment(Score("cp", 35), 12, 0.1034) == "+0.35/12 0.103s"
-    assert move_comment(Score("cp", -120), 5, 2.0) == "-1.20/5 2.000s"
-    assert move_comment(Score("cp", 0), 3, 0.0) == "0.00/3 0.000s"
-    assert move_comment(Score("mate", 3), 12, 0.5) == "+M3/12 0.500s"
-    assert move_comment(Score("mate", -4), 9, 0.5) == "-M4/9 0.500s"
-    assert move_comment(None, None, 0.25) == "0.250s"
+    def comment(seconds, **info):
+        return move_comment(info, seconds)
+    assert comment(0.1034, score=Score("cp", 35), depth=12) == "+0.35/12 0.103s"
+    assert comment(2.0, score=Score("cp", -120), depth=5) == "-1.20/5 2.000s"
+    assert comment(0.0, score=Score("cp", 0), depth=3) == "0.00/3 0.000s"
+    assert comment(0.5, score=Score("mate", 3), depth=12) == "+M3/12 0.500s"
+    assert comment(0.5, score=Score("mate", -4), depth=9) == "-M4/9 0.500s"
+    assert comment(0.25) == "0.250s"
+
+
+def test_a_bound_is_not_written_as_an_exact_score():
+    assert move_comment(dict(score=Score("mate", 3), lowerbound=True, depth=7), 0.1) == \
+        ">=+M3/7 0.100s"
+    assert move_comment(dict(score=Score("cp", -5), upperbound=True, depth=2), 0.1) == \
+        "<=-0.05/2 0.100s"
+
+
+def test_any_engine_number_formats():
+    """Issue 10, item 1: a score of 400 nines made the writer raise OverflowError."""
+    huge = int("9" * 400)
+    assert move_comment(dict(score=Score("cp", huge), depth=1), 0.0).startswith("+" + "9" * 398 + ".99/1")
 
 
 def test_written_layout():

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from c4engine.strength import (
+from c4engine.referee.strength import (
     PHASES,
     TestPosition,
     builtin_positions_text,
@@ -54,24 +54,26 @@ def bitbully() -> ModuleType:
     (SLOW_WIN, "6", False, False),
 ])
 def test_kept_fastest_blunder(position: TestPosition, move: str, kept: bool, fastest: bool) -> None:
-    verdict = judge(position, move)
+    verdict = judge(position, move, drops=False)
     assert (verdict.kept, verdict.fastest, verdict.blunder) == (kept, fastest, not kept)
 
 
-def test_drops_are_read_like_digits() -> None:
-    assert judge(START, "P@d1").played == 3
-    assert judge(DRAWN, "P@d2").fastest
+def test_moves_are_read_in_the_engines_notation() -> None:
+    assert judge(START, "P@d1", drops=True).played == 3
+    assert judge(DRAWN, "P@d2", drops=True).fastest
+    assert judge(START, "4", drops=True).blunder  # digits after UCI_Variant cfour: illegal
+    assert judge(START, "P@d1", drops=False).blunder  # drops without it: illegal
 
 
 @pytest.mark.parametrize("move", ["", "(none)", "8", "P@d1", "p@a1"])
 def test_illegal_or_missing_move_is_a_blunder(move: str) -> None:
-    verdict = judge(DRAWN, move)  # P@d1: column d already holds a stone
+    verdict = judge(DRAWN, move, drops=True)  # P@d1: column d already holds a stone
     assert verdict.played is None and verdict.blunder and verdict.score is None
 
 
 def test_full_column_is_illegal() -> None:
     position = TestPosition("444444", (1, 0, 0, None, 0, 0, -1))
-    assert judge(position, "4").blunder
+    assert judge(position, "4", drops=False).blunder
 
 
 def test_at_risk_only_when_some_move_worsens_the_result() -> None:
@@ -89,7 +91,8 @@ def test_phase_buckets(stones: int, phase: str) -> None:
 
 def test_tally_and_report() -> None:
     late = TestPosition("1234567" * 3 + "2266", (2, 2, 2, 5, -3, -3, 5))
-    verdicts = [judge(START, "4"), judge(START, "3"), judge(LOST, "1"), judge(late, "7")]
+    verdicts = [judge(START, move, drops=False) for move in ("4", "3")]
+    verdicts += [judge(LOST, "1", drops=False), judge(late, "7", drops=False)]
     tallies = tally_by_phase(verdicts)
     assert list(tallies) == ["0-8", "25+", "all"]
     first = tallies["0-8"]

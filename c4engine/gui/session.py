@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..board import RulesError
+from ..go_params import GoParams
 from ..notation import parse_move
 from .game import Game
 from .process import EngineProcess
@@ -331,7 +332,8 @@ class Session:
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
         self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
         self.engine.send(self.game.engine_position())
-        self.engine.send("go infinite" if kind == "analysis" else f"go movetime {self.movetime}")
+        limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=self.movetime)
+        self.engine.send(limits.command())
         now = time.monotonic()
         deadline = None if kind == "analysis" else now + self.movetime / 1000 + HANG_GRACE
         self.pending.append(Search(kind, self.version, now, deadline))

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from c4engine.match_stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate,
+from c4engine.referee.stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate,
                                   elo_from_score, los, pentanomial, score, sprt_decision,
                                   sprt_llr_pentanomial, sprt_llr_trinomial)
 

@@ -36,14 +36,14 @@ from pathlib import Path
 
 import click
 
-from .bits import CELLS, WIDTH
-from .board import Position, RulesError
-from .engine_client import EngineClient, EngineError, EngineTimeout, GoLimits
-from .notation import format_line, parse_digits, parse_move
+from ..bits import CELLS, WIDTH
+from ..board import RulesError
+from ..engine import (SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, GoLimits,
+                      engine_move)
+from ..notation import parse_digits
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
 FULL = "x"  # a full column in the position file
-GRACE_SECONDS = 5.0  # how much later than movetime a move may come before it counts as missing
 START_SECONDS = 180.0  # for the first readyok: a first start may compile the search kernel
 
 
@@ -172,14 +172,12 @@ class Verdict:
         return not self.kept
 
 
-def judge(position: TestPosition, move: str, elapsed: float = 0.0) -> Verdict:
-    """The verdict on ``move`` (a digit or a drop, as the engine sent it)."""
-    pos = parse_digits(position.moves)
+def judge(position: TestPosition, move: str, drops: bool, elapsed: float = 0.0) -> Verdict:
+    """The verdict on ``move`` as the engine sent it: a drop after ``UCI_Variant
+    cfour`` (``drops``), a digit otherwise; the other notation is illegal, as in a match."""
     try:
-        col: int | None = parse_move(move, pos)
+        col: int | None = engine_move(move, parse_digits(position.moves), drops)
     except RulesError:
-        col = None
-    if col is not None and not pos.can_play(col):
         col = None
     return Verdict(position, move, col, elapsed)
 
@@ -251,8 +249,8 @@ def report_lines(verdicts: Sequence[Verdict]) -> list[str]:
 
 
 class EngineUnderTest:
-    """An engine process asked for one move per position.  An engine that offers
-    the cutechess ``cfour`` variant gets it and speaks in drops, as in a match.
+    """An engine process asked for one move per position, set up as in a match
+    (:meth:`EngineClient.setup`: drops when it offers ``cfour``).
 
     The first ``readyok`` may take long (c4engine compiles its kernel on a first
     start, and again after every change to it): this measures moves, not start-up,
@@ -262,12 +260,7 @@ class EngineUnderTest:
         self.client = EngineClient(command)
         try:
             self.client.start()
-            self.drops = self.client.supports_variant("cfour")
-            if self.drops:
-                self.client.set_option("UCI_Variant", "cfour")
-            for name, value in options:
-                self.client.set_option(name, value)
-            self.client.is_ready(START_SECONDS)
+            self.client.setup(options, START_SECONDS)
         except EngineError:
             self.client.kill()
             raise
@@ -277,16 +270,15 @@ class EngineUnderTest:
         within the grace time counts as missing and the search is stopped."""
         self.client.new_game()
         self.client.is_ready()
-        cols = [int(d) - 1 for d in position.moves]
-        self.client.position(format_line(Position(), cols, self.drops))
+        self.client.position([int(d) for d in position.moves])
         try:
             result = self.client.go(GoLimits(movetime=movetime),
-                                    timeout=movetime / 1000 + GRACE_SECONDS)
+                                    timeout=movetime / 1000 + SEARCH_GRACE)
         except EngineTimeout:
             self.client.stop()
             self.client.is_ready()
-            return Verdict(position, "(timeout)", None, movetime / 1000 + GRACE_SECONDS)
-        return judge(position, result.bestmove, result.elapsed)
+            return Verdict(position, "(timeout)", None, movetime / 1000 + SEARCH_GRACE)
+        return judge(position, result.bestmove, self.client.drops, result.elapsed)
 
     def close(self) -> None:
         self.client.quit()

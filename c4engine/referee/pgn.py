@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .board import Position, RulesError
-from .engine_client import Score
-from .notation import format_move, parse_fen, parse_move
+from ..board import Position, RulesError
+from ..engine import InfoDict
+from ..notation import format_move, parse_fen, parse_move
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 BOOK = "book"
@@ -65,18 +65,23 @@ class PgnGame:
         return self.start_position().play_all([m.col for m in self.moves])
 
 
-def move_comment(score: Score | None, depth: int | None, seconds: float) -> str:
+def move_comment(info: InfoDict, seconds: float) -> str:
     """cutechess' comment for an engine move: ``+0.35/12 0.103s``, ``-M4/9 0.020s``,
-    or only the time when the engine reported no score."""
-    timing = f"{seconds:.3f}s"
+    or only the time when the engine reported no score.  A score that is only a
+    bound gets ``>=`` or ``<=`` in front (``>=+M3/12``: a win in 3 or quicker),
+    where cutechess would show it as exact."""
+    timing = f"{max(0.0, seconds):.3f}s"
+    score = info.get("score")
     if score is None:
         return timing
+    sign = "-" if score.value < 0 else "+"
     if score.kind == "mate":
-        sign = "-" if score.value < 0 else "+"
         value = f"{sign}M{abs(score.value)}"
     else:
-        value = f"{score.value / 100:+.2f}" if score.value else "0.00"
-    return f"{value}/{depth or 0} {timing}"
+        whole, hundredths = divmod(abs(score.value), 100)  # integers: any size formats
+        value = f"{sign}{whole}.{hundredths:02d}" if score.value else "0.00"
+    bound = ">=" if info.get("lowerbound") else "<=" if info.get("upperbound") else ""
+    return f"{bound}{value}/{info.get('depth', 0)} {timing}"
 
 
 def write_game(game: PgnGame) -> str:
@@ -96,7 +101,22 @@ def write_game(game: PgnGame) -> str:
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+    return _printable(value).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (a line break would end a tag) as spaces."""
+    return "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in text)
+
+
+def _comment(text: str) -> str:
+    """``text`` made safe inside ``{...}``: PGN has no escape for ``}``, so braces
+    from engine text (a ``bestmove }1-0{``) become parentheses; without this one
+    hostile move would split a game in several on reading."""
+    return _printable(text).translate(_BRACES)
+
+
+_BRACES = str.maketrans("{}", "()")
 
 
 def _movetext_units(game: PgnGame) -> list[str]:
@@ -106,10 +126,10 @@ def _movetext_units(game: PgnGame) -> list[str]:
     for i, move in enumerate(game.moves):
         number = pos.stones // 2 + 1
         prefix = f"{number}. " if pos.side_to_move == 0 else (f"{number}... " if i == 0 else "")
-        comment = f" {{{move.comment}}}" if move.comment else ""
+        comment = f" {{{_comment(move.comment)}}}" if move.comment else ""
         units.append(f"{prefix}{format_move(move.col, pos, drops=True)}{comment}")
         pos = pos.play(move.col)
-    ending = f"{{{game.result_comment}}} " if game.result_comment else ""
+    ending = f"{{{_comment(game.result_comment)}}} " if game.result_comment else ""
     units.append(ending + game.result)
     return units
 

@@ -1,0 +1,137 @@
+"""In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``.
+
+These run the engine's own searcher inside the calling process, with no
+engine process and no protocol in between.  One searcher (a 64 MB
+transposition table and the opening book) is built on the first call and
+shared by every later call in the process, because building it is the
+expensive part: numba compiles the search kernel (or loads it from its
+cache) and the 12-stone book is read, together a few seconds.
+
+This module imports the search only inside its functions, so that
+``import c4engine`` stays light (the protocol process imports the package and
+must answer ``uci`` at once).
+
+The functions are safe to call from several threads: a lock lets one call
+at a time use the shared searcher, so calls from other threads wait for it.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import TYPE_CHECKING
+
+from .bits import WIDTH
+from .position import IllegalMoveError, Position
+
+if TYPE_CHECKING:
+    from .board import Position as Board
+    from .search import Searcher
+
+_lock = threading.Lock()
+_shared: Searcher | None = None
+
+
+def warm_up() -> None:
+    """Build the shared searcher now rather than in the first call that needs it.
+
+    The first call of :func:`solve`, :func:`analyse` or :func:`best_move` in a
+    process pays for it anyway (a few seconds: the numba kernel is compiled or
+    loaded from its cache, and the opening book is read); calling this first
+    moves that cost to a moment of your choosing, for example before a clock
+    starts.  Later calls return at once."""
+    with _lock:
+        _searcher()
+
+
+def _searcher() -> Searcher:
+    """The process's searcher, built on first use (the caller holds ``_lock``)."""
+    global _shared
+    if _shared is None:
+        from .book import BookUnavailableError, OpeningBook
+        from .search import Searcher
+        try:
+            book = OpeningBook.load()
+        except BookUnavailableError as err:
+            warnings.warn(f"c4engine: no opening book, searching without it: {err}", stacklevel=3)
+            book = OpeningBook.empty()
+        searcher = Searcher(book=book)
+        searcher.warm_up()
+        _shared = searcher
+    return _shared
+
+
+def _playable(position: Position, call: str) -> Board:
+    """The rules' position behind ``position``; refused if the game is already over."""
+    if not isinstance(position, Position):
+        raise TypeError(f"{call}: expected a c4engine.Position, got {type(position).__name__}")
+    if position.is_over():
+        raise IllegalMoveError(f"{call}: the game is already over")
+    return position._board
+
+
+def solve(position: Position, weak: bool = False) -> int:
+    """Pons' exact score of ``position`` for the side to move.
+
+    0 is a draw; a positive score is a win, the sooner the larger: a side that
+    wins with its own next stone, ``n`` stones being on the board, scores
+    ``(43 - n) // 2``, and each own move the win takes longer costs one point;
+    a negative score is a loss by the same count.  With ``weak`` only the
+    result is computed, -1, 0 or 1, which is faster.
+
+    The first call in a process also pays the searcher's start-up (see
+    :func:`warm_up`).  Raises :class:`IllegalMoveError` when the game is
+    already over."""
+    board = _playable(position, "solve")
+    with _lock:
+        score, _nodes = _searcher().solve(board, weak)
+    return score
+
+
+def analyse(position: Position) -> dict[int, int | None]:
+    """The exact score, for the side to move, of playing each column 1-7 (None for
+    a full column), in Pons' convention as :func:`solve` gives it.
+
+    The best moves are the columns with the highest score.  The first call in
+    a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
+    :class:`IllegalMoveError` when the game is already over."""
+    from .search import settle_move
+    board = _playable(position, "analyse")
+    scores: dict[int, int | None] = {}
+    with _lock:
+        searcher = _searcher()
+        for col in range(WIDTH):
+            if not board.can_play(col):
+                scores[col + 1] = None
+                continue
+            settled, child = settle_move(board, col)
+            scores[col + 1] = settled if settled is not None else -searcher.solve(child)[0]
+    return scores
+
+
+def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:
+    """A best column (1-7) for the side to move, as the engine would play it.
+
+    ``time`` limits the search to that many seconds, ``depth`` to that many
+    plies; with neither it searches until the result is proven, which the
+    opening book and the exact solver make immediate in most positions but
+    which can take minutes in hard middle-game ones.  Where the search proves
+    the result in time the move is perfect; otherwise it is the deepest
+    search's choice.  ``time`` counts from the start of the search: the first
+    call in a process also pays the searcher's start-up (see :func:`warm_up`),
+    and a call made while another thread's call runs waits for it first.
+
+    Raises :class:`IllegalMoveError` when the game is already over and
+    ``ValueError`` for a time or depth that is not positive."""
+    from .limits import Limits
+    board = _playable(position, "best_move")
+    if time is not None and not time > 0:
+        raise ValueError(f"best_move: time must be positive, got {time}")
+    if depth is not None and depth < 1:
+        raise ValueError(f"best_move: depth must be at least 1, got {depth}")
+    millis = None if time is None else time * 1000.0
+    limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
+    with _lock:
+        result = _searcher().search(board, limits)
+    assert result.move is not None, "a game that is not over has a move"
+    return result.move + 1

@@ -1,0 +1,108 @@
+"""Kaggle's ConnectX agent interface: ``agent(observation, configuration) -> column``.
+
+Kaggle calls the agent once per move with the board as a flat list (top row
+first, 0 empty, 1 and 2 the players' stones), the agent's ``mark`` (1 moves
+first), and the game's configuration; it answers a 0-based column.  This
+agent searches in-process with the shared searcher of :mod:`c4engine.api`, so
+no process starts per move, and it stops in time for ``actTimeout``.
+
+Start-up: the first call in a process builds the searcher (numba compiles or
+loads the kernel, the opening book is read: a few seconds).  Kaggle charges
+time past ``actTimeout`` to the agent's overage budget
+(``observation.remainingOverageTime``, 60 s by default), so a cold first
+move spends its start-up from that budget and then searches only briefly.
+To keep the first move within ``actTimeout`` too, call :func:`c4engine.warm_up`
+when the agent's file is loaded (Kaggle does not time that).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .api import best_move, warm_up
+from .position import IllegalMoveError, Position
+
+__all__ = ["agent"]
+
+SUPPORTED = {"columns": 7, "rows": 6, "inarow": 4}
+KAGGLE_ACT_TIMEOUT = 2.0
+SAFETY_SHARE = 0.1
+SAFETY_SECONDS = 0.2
+MIN_SEARCH_SECONDS = 0.02
+MARKS = {1: "w", 2: "b"}
+
+
+def agent(observation: object, configuration: object) -> int:
+    """The column (0-based, as Kaggle counts) that c4engine plays for ``observation``.
+
+    ``observation`` needs ``board`` (a flat list of ``rows * columns`` cells, top
+    row first, holding 0, 1 and 2) and ``mark`` (1 or 2, the side to move);
+    ``configuration`` gives ``columns``, ``rows``, ``inarow`` and ``actTimeout``
+    (seconds), missing fields taking Kaggle's defaults (7, 6, 4 and 2 s).  Both
+    may be dicts or objects with attributes (Kaggle passes structs that are both).
+
+    The search uses ``actTimeout`` less a safety margin (10% and 0.2 s) and less
+    the time this call already spent, so a cold first call (see the module's
+    notes on start-up) overruns ``actTimeout`` by about the start-up only.
+
+    Raises ``ValueError`` for a configuration other than 7 columns, 6 rows and 4
+    in a row (the only game c4engine plays), and :class:`c4engine.IllegalMoveError`
+    for a board that no game reaches or a game that is already over."""
+    started = time.perf_counter()
+    act_timeout = float(_field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT))
+    check_configuration(configuration)
+    position = position_of(_field(observation, "board"), _field(observation, "mark"))
+    warm_up()
+    seconds = search_seconds(act_timeout, time.perf_counter() - started)
+    return best_move(position, time=seconds) - 1
+
+
+def _field(record: object, name: str, default: Any = None) -> Any:
+    """``record[name]`` for a mapping, ``record.name`` otherwise; ``default`` if absent."""
+    value = record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
+    if value is not None:
+        return value
+    if default is None:
+        raise ValueError(f"ConnectX: no '{name}' given")
+    return default
+
+
+def check_configuration(configuration: object) -> None:
+    """Refuse any game but the one c4engine plays, naming the one it supports."""
+    given = {name: _field(configuration, name, standard) for name, standard in SUPPORTED.items()}
+    if given != SUPPORTED:
+        raise ValueError(
+            f"ConnectX: c4engine plays only {_describe(SUPPORTED)}; this game has {_describe(given)}")
+
+
+def _describe(shape: Mapping[str, object]) -> str:
+    return f"{shape['columns']} columns, {shape['rows']} rows, {shape['inarow']} in a row"
+
+
+def position_of(board: Iterable[int], mark: int) -> Position:
+    """The position a Kaggle board shows, ``mark`` to move (1 is the first player).
+
+    The board is written as a FEN (each empty cell a ``1``) and read back, so that
+    every check the FEN reader makes (floating stones, counts out of turn, a
+    finished game) applies here too."""
+    columns, rows = SUPPORTED["columns"], SUPPORTED["rows"]
+    cells = list(board)
+    if len(cells) != columns * rows:
+        raise IllegalMoveError(f"ConnectX board: expected {columns * rows} cells, found {len(cells)}")
+    if any(cell not in (0, 1, 2) for cell in cells):
+        raise IllegalMoveError("ConnectX board: cells must be 0 (empty), 1 or 2")
+    if mark not in MARKS:
+        raise IllegalMoveError(f"ConnectX mark {mark!r}: expected 1 or 2")
+    ranks = ["".join("1Pp"[cell] for cell in cells[row * columns:(row + 1) * columns])
+             for row in range(rows)]
+    return Position.from_fen(f"{'/'.join(ranks)} {MARKS[mark]}")
+
+
+def search_seconds(act_timeout: float, spent: float) -> float:
+    """Seconds the search may take: ``act_timeout`` less the safety margin and less
+    what the call has ``spent`` already, but at least a brief search (which the
+    book and the exact solver often turn into a perfect move anyway)."""
+    usable = act_timeout * (1.0 - SAFETY_SHARE) - SAFETY_SECONDS - spent
+    return max(MIN_SEARCH_SECONDS, usable)

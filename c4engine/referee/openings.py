@@ -1,0 +1,78 @@
+"""The openings a match is played from and the schedule of its games.
+
+Each opening is played twice, the engines swapping colours, so that a lopsided
+opening costs both the same; the pairs feed the pentanomial statistics.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import click
+
+from ..board import RulesError
+from ..notation import parse_digits
+from .config import GameSpec
+
+def builtin_openings() -> tuple[str, ...]:
+    """Every 2-ply opening, one of each mirror pair: 25 positions.
+
+    After two stones no side can be lost at once (a threat needs three), all first
+    moves and replies are covered, and a mirror image would only replay the same
+    game.  Many of these are won for one side with perfect play (the first player
+    wins by starting in the centre), which pairing with colours swapped cancels;
+    a vetted balanced list can be given with --openings."""
+    return tuple(f"{a}{b}" for a in range(1, 8) for b in range(1, 8)
+                 if f"{a}{b}" <= f"{8 - a}{8 - b}")
+
+
+EMPTY_BOARD = "-"  # an openings-file line for "start from the empty board"
+
+
+def read_openings(path: Path) -> tuple[str, ...]:
+    """Digit strings, one per line (blank lines and ``#`` comments skipped, ``-`` for
+    the empty board); each must be a legal game that is not over yet."""
+    openings = []
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line == EMPTY_BOARD:
+            line = ""
+        try:
+            if parse_digits(line).is_over():
+                raise RulesError("the game is already over")
+        except RulesError as err:
+            raise click.UsageError(f"{path}:{number}: opening '{line}': {err}") from None
+        openings.append(line)
+    if not openings:
+        raise click.UsageError(f"{path}: no openings found")
+    return tuple(openings)
+
+
+def schedule(openings: Sequence[str], games: int, order: str,
+             seed: int | None) -> list[GameSpec]:
+    """``games`` games in rounds of two: the same opening, engine 0 White then Black."""
+    picks = _opening_stream(openings, order, seed)
+    specs = []
+    opening = ""
+    for number in range(1, games + 1):
+        if number % 2 == 1:
+            opening = next(picks)
+        specs.append(GameSpec(number, (number + 1) // 2, opening, white=(number - 1) % 2))
+    return specs
+
+
+def _opening_stream(openings: Sequence[str], order: str, seed: int | None) -> Iterator[str]:
+    """Openings in file order, or shuffled anew on each pass through the list."""
+    if order == "sequential":
+        yield from itertools.cycle(openings)
+    else:
+        rng = random.Random(seed)
+        while True:
+            batch = list(openings)
+            rng.shuffle(batch)
+            yield from batch

@@ -1,0 +1,366 @@
+"""The public Python API (``c4engine.__all__``): the Position, its errors, and the
+in-process solve / analyse / best_move.
+
+These are what programs outside the package build on, so every call and every
+refusal is pinned down here, with the messages the protocol gives for the same
+input.
+"""
+
+from __future__ import annotations
+
+import doctest
+import pickle
+import random
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import c4engine
+from c4engine import IllegalMoveError, Position
+
+START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
+# A 42-move game that fills the board with no four (tests/test_rules.py).
+DRAWN_GAME = "547125662261271266215743771576315353334444"
+
+
+def test_public_names_are_exactly_all() -> None:
+    exported = {name for name in dir(c4engine) if not name.startswith("_")}
+    assert set(c4engine.__all__) - {"__version__"} <= exported
+    namespace: dict[str, object] = {}
+    exec("from c4engine import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(c4engine.__all__)
+
+
+def test_importing_the_package_leaves_numba_and_the_search_out() -> None:
+    """The protocol process imports the package and must answer ``uci`` at once."""
+    code = ("import sys, c4engine; "
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.search'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# -- Position --------------------------------------------------------------
+
+def test_empty_board() -> None:
+    pos = Position()
+    assert pos.side_to_move == 1
+    assert pos.moves == ()
+    assert pos.start_fen is None
+    assert pos.legal_moves() == [1, 2, 3, 4, 5, 6, 7]
+    assert not pos.is_over()
+    assert pos.winner() is None
+    assert pos.fen() == START_FEN
+    assert pos == Position.from_moves("") == Position.from_fen(START_FEN)
+
+
+def test_play_returns_a_new_position_and_keeps_the_old_one() -> None:
+    pos = Position()
+    after = pos.play(4)
+    assert pos.moves == () and after.moves == (4,)
+    assert after.side_to_move == 2
+    assert after.play(4).play(5).play(3) == Position.from_moves("4453")
+
+
+def test_from_moves_takes_digits_or_columns() -> None:
+    pos = Position.from_moves("4453")
+    assert pos.moves == (4, 4, 5, 3)
+    assert Position.from_moves([4, 4, 5, 3]) == pos
+    assert Position.from_moves(pos.moves).moves == pos.moves
+
+
+def test_text_board_shows_who_holds_each_cell() -> None:
+    assert str(Position.from_moves("4453")).splitlines() == [
+        ". . . . . . .",
+        ". . . . . . .",
+        ". . . . . . .",
+        ". . . . . . .",
+        ". . . O . . .",
+        ". . O X X . .",
+        "1 2 3 4 5 6 7",
+    ]
+
+
+def test_fen_round_trip_and_start_fen() -> None:
+    pos = Position.from_moves("4453")
+    assert pos.fen() == "7/7/7/7/3p3/2pPP2[PPPPPPPPPPPPPPPPPPPppppppppppppppppppp] w - - 0 3"
+    again = Position.from_fen(pos.fen())
+    assert again == pos
+    assert again.moves == ()
+    assert again.start_fen == pos.fen()
+    later = again.play(1).play(7)
+    assert later.moves == (1, 7)
+    assert later.start_fen == pos.fen()
+    assert later == Position.from_moves("445317")
+
+
+def test_from_fen_writes_the_start_fen_out_in_full() -> None:
+    pos = Position.from_fen("7/7/7/7/7/3P3 b")
+    assert pos.start_fen == f"7/7/7/7/7/3P3[{'P' * 20}{'p' * 21}] b - - 0 1"
+    assert pos == Position.from_moves("4")
+
+
+def test_equal_positions_are_equal_whatever_the_move_order() -> None:
+    a, b = Position.from_moves("1234"), Position.from_moves("3214")
+    assert a == b and hash(a) == hash(b)
+    assert a.moves != b.moves
+    assert len({a, b, Position.from_moves("4321")}) == 2
+    assert a != Position.from_moves("1243")
+    assert a != "1234"
+
+
+def test_positions_pickle_with_their_moves_and_start() -> None:
+    """Positions travel to other processes (multiprocessing, Ray) by pickle."""
+    pos = Position.from_fen(Position.from_moves("4453").fen()).play(2)
+    again = pickle.loads(pickle.dumps(pos))
+    assert again == pos and again.moves == (2,) and again.start_fen == pos.start_fen
+
+
+def test_a_four_ends_the_game_and_names_the_winner() -> None:
+    first_wins = Position.from_moves("1212121")
+    assert first_wins.is_over() and first_wins.winner() == 1 and first_wins.legal_moves() == []
+    second_wins = Position.from_moves("71212121")
+    assert second_wins.is_over() and second_wins.winner() == 2
+
+
+def test_a_full_board_is_a_draw() -> None:
+    pos = Position.from_moves(DRAWN_GAME)
+    assert pos.is_over() and pos.winner() is None and pos.legal_moves() == []
+
+
+def test_a_full_column_is_not_a_legal_move() -> None:
+    assert Position.from_moves("444444").legal_moves() == [1, 2, 3, 5, 6, 7]
+
+
+def test_columns_may_be_numpy_integers() -> None:
+    numpy = pytest.importorskip("numpy")
+    assert Position().play(numpy.int64(4)) == Position.from_moves("4")
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: Position().play(8), "move '8': column out of range (1-7)"),
+    (lambda: Position().play(0), "move '0': column out of range (1-7)"),
+    (lambda: Position().play("4"), "move '4': expected an int column 1-7"),  # type: ignore[arg-type]
+    (lambda: Position().play(True), "move True: expected an int column 1-7"),
+    (lambda: Position().play(4.0), "move 4.0: expected an int column 1-7"),  # type: ignore[arg-type]
+    (lambda: Position.from_moves("444444").play(4), "move '4': column 4 is full"),
+    (lambda: Position.from_moves("1212121").play(3), "move '3': column 3: the game is already over"),
+    (lambda: Position.from_moves("4444444"), "move '4': column 4 is full"),
+    (lambda: Position.from_moves("48"), "move '8': column out of range (1-7)"),
+    (lambda: Position.from_moves("4x"), "'4x' is not a string of column digits"),
+    (lambda: Position.from_moves([4, 9]), "move '9': column out of range (1-7)"),
+    (lambda: Position.from_fen("junk"), "FEN 'junk': needs at least the board and the side to move"),
+    (lambda: Position.from_fen("7/7/7/7/7/7 x"), "FEN side to move 'x': expected w or b"),
+    (lambda: Position.from_fen("7/7/7/7/3P3/7 b"), "column 4 has a stone floating above an empty cell"),
+    (lambda: Position.from_fen("7/7/7/7/7/3P3 w"),
+     "wrong side to move: with these stones the second player is to move"),
+    (lambda: Position.from_fen("7/7/p6/P6/P6/P6 b"),
+     "impossible stone counts: 3 for the first player, 1 for the second"),
+    (lambda: Position.from_fen("7/7/7/7/7/PPPPppp b"),
+     "the game is already over: a side has four in a row"),
+    (lambda: Position.from_fen(42), "FEN 42: expected a string"),  # type: ignore[arg-type]
+])
+def test_bad_input_raises_illegal_move_error_with_the_protocols_message(
+        make: Callable[[], object], message: str) -> None:
+    with pytest.raises(IllegalMoveError) as caught:
+        make()
+    assert str(caught.value) == message
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("moves", ["4444444", "48", "12121213"])
+def test_move_errors_read_as_the_protocol_writes_them(moves: str) -> None:
+    from c4engine.board import RulesError
+    from c4engine.protocol import parse_position
+    with pytest.raises(RulesError) as protocol:
+        parse_position(["startpos", "moves", *moves])
+    with pytest.raises(IllegalMoveError) as api:
+        Position.from_moves(moves)
+    assert str(api.value) == str(protocol.value)
+
+
+# -- solve, analyse, best_move -----------------------------------------------
+
+PONS = Path(__file__).resolve().parent.parent / "../shared/data/pons"
+SEED = 20261122
+CENTRE_FIRST = (4, 3, 5, 2, 6, 1, 7)
+
+
+def pons_lines(name: str, count: int) -> list[tuple[str, int]]:
+    path = PONS / name
+    if not path.exists():
+        pytest.skip(f"Pons' test set {path} is not available")
+    with path.open() as lines:
+        pairs = [line.split() for _, line in zip(range(count), lines)]
+    return [(moves, int(score)) for moves, score in pairs]
+
+
+def random_position(rng: random.Random, stones: int) -> Position:
+    """A position after up to ``stones`` random moves, stopping before the game ends."""
+    pos = Position()
+    for _ in range(stones):
+        after = [pos.play(col) for col in pos.legal_moves()]
+        going_on = [child for child in after if not child.is_over()]
+        if not going_on:
+            break
+        pos = rng.choice(going_on)
+    return pos
+
+
+@pytest.mark.parametrize("test_set", ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L2_R2"])
+def test_solve_gives_pons_scores(test_set: str) -> None:
+    for moves, score in pons_lines(test_set, 25):
+        pos = Position.from_moves(moves)
+        assert c4engine.solve(pos) == score, moves
+        assert c4engine.solve(pos, weak=True) == (score > 0) - (score < 0), moves
+
+
+def test_solve_the_empty_board_the_first_player_wins_with_the_last_stone() -> None:
+    assert c4engine.solve(Position()) == 1
+
+
+def test_analyse_agrees_with_bitbully_on_random_positions() -> None:
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully("12-ply-dist")
+    rng = random.Random(SEED)
+    for _ in range(40):
+        pos = random_position(rng, rng.choice([0, 3, 8, 12, 14, 18, 24, 30, 36]))
+        expected = oracle.score_all_moves(bitbully.Board([col - 1 for col in pos.moves]))
+        scores = c4engine.analyse(pos)
+        assert scores == {col: expected.get(col - 1) for col in range(1, 8)}, pos.moves
+        assert c4engine.solve(pos) == max(score for score in scores.values() if score is not None)
+
+
+def test_analyse_marks_full_columns_none_and_sees_immediate_results() -> None:
+    scores = c4engine.analyse(Position.from_moves("4444443"))
+    assert scores[4] is None
+    assert scores == {1: -16, 2: -1, 3: -16, 4: None, 5: -2, 6: -16, 7: -16}
+    one_to_win = Position.from_moves("121212")
+    assert c4engine.analyse(one_to_win)[1] == (43 - 6) // 2
+
+
+def test_best_move_plays_a_best_column() -> None:
+    for moves in ("", "4453", "44444", "3343", "121212"):
+        pos = Position.from_moves(moves)
+        scores = c4engine.analyse(pos)
+        best = max(score for score in scores.values() if score is not None)
+        assert scores[c4engine.best_move(pos)] == best, moves
+
+
+def test_best_move_within_a_time_or_a_depth_plays_a_legal_column_and_takes_a_win() -> None:
+    pos = Position.from_moves("4453")
+    assert c4engine.best_move(pos, time=0.05) in pos.legal_moves()
+    assert c4engine.best_move(pos, depth=1) in pos.legal_moves()
+    assert c4engine.best_move(Position.from_moves("121212"), depth=1) == 1
+    assert c4engine.best_move(Position.from_moves("121212"), time=0.001) == 1
+
+
+def test_best_move_stops_at_its_time() -> None:
+    """A 13-stone position from Pons' hardest set (about a second to solve), which no
+    other test searches: only the time stops the search."""
+    pos = Position.from_moves("6143156275532")
+    began = time.perf_counter()
+    c4engine.best_move(pos, time=0.2)
+    assert time.perf_counter() - began < 1.0
+
+
+@pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
+def test_a_finished_game_is_refused(call: Callable[[Position], object]) -> None:
+    with pytest.raises(IllegalMoveError, match=r"the game is already over"):
+        call(Position.from_moves("1212121"))
+
+
+@pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
+def test_only_a_position_is_taken(call: Callable[[object], object]) -> None:
+    with pytest.raises(TypeError, match="expected a c4engine.Position, got str"):
+        call("4453")
+
+
+@pytest.mark.parametrize(("limits", "message"), [
+    ({"time": 0}, "time must be positive"),
+    ({"time": -1.0}, "time must be positive"),
+    ({"depth": 0}, "depth must be at least 1"),
+])
+def test_best_move_refuses_limits_that_are_not_positive(limits: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        c4engine.best_move(Position(), **limits)  # type: ignore[arg-type]
+
+
+def test_calls_from_several_threads_give_the_answers_one_thread_gets() -> None:
+    """Solves running while other threads' timed searches are stopped by their timers:
+    with one table and one stop flag shared carelessly, a stop or a counter reset
+    meant for one call would cut another short and give it a wrong score."""
+    lines = pons_lines("Test_L2_R2", 40)
+    hard = [Position.from_moves(moves) for moves, _ in pons_lines("Test_L1_R3", 8) if len(moves) > 12]
+
+    def solve(line: tuple[str, int]) -> bool:
+        return c4engine.solve(Position.from_moves(line[0])) == line[1]
+
+    def search(pos: Position) -> bool:
+        return c4engine.best_move(pos, time=0.02) in pos.legal_moves()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        searched = pool.map(search, hard * 3)
+        solved = pool.map(solve, lines)
+        assert all(solved) and all(searched)
+
+
+def test_without_the_book_it_warns_and_still_solves(monkeypatch: pytest.MonkeyPatch) -> None:
+    from c4engine import api
+    from c4engine.book import BookUnavailableError, OpeningBook
+
+    def unavailable() -> OpeningBook:
+        raise BookUnavailableError("bitbully-databases is not installed")
+    monkeypatch.setattr(OpeningBook, "load", unavailable)
+    monkeypatch.setattr(api, "_shared", None)  # a searcher of its own, dropped afterwards
+    with pytest.warns(UserWarning, match="no opening book, searching without it: bitbully-databases"):
+        c4engine.warm_up()
+    for moves, score in pons_lines("Test_L2_R1", 5):
+        assert c4engine.solve(Position.from_moves(moves)) == score
+
+
+def test_warm_up_builds_the_searcher_once() -> None:
+    c4engine.warm_up()
+    began = time.perf_counter()
+    c4engine.warm_up()
+    assert time.perf_counter() - began < 0.05
+
+
+# -- the README's examples ----------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_examples() -> list[str]:
+    """The ```python blocks of the README's "Use from Python" section."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Use from Python", 1)[1]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+
+
+def test_the_readme_has_an_example_of_every_public_call() -> None:
+    examples = "".join(python_examples())
+    for name in ("solve(", "analyse(", "best_move(", "warm_up(", "from_moves(", "from_fen(", ".play(",
+                 "legal_moves(", "winner(", "side_to_move", ".moves", ".fen(", "print(pos)",
+                 "IllegalMoveError", "connectx", "SimpleEngine.popen("):
+        assert name in examples, name
+
+
+@pytest.mark.parametrize("example", python_examples(), ids=lambda text: text.split("\n", 1)[0])
+def test_the_readme_examples_run(example: str) -> None:
+    if "c4engine.engine" in example:
+        pytest.importorskip("c4engine.engine", reason="the engine client is not on this branch yet")
+    if "kaggle_environments" in example:
+        pytest.importorskip("kaggle_environments", reason="kaggle-environments is not installed")
+    if example.lstrip().startswith(">>>"):
+        test = doctest.DocTestParser().get_doctest(example, {}, "README", str(README), 0)
+        runner = doctest.DocTestRunner()
+        runner.run(test)
+        assert runner.failures == 0
+    else:
+        exec(compile(example, str(README), "exec"), {})

@@ -1,0 +1,161 @@
+"""The Kaggle ConnectX agent: its reading of Kaggle's board, its refusals, its time,
+and its games in Kaggle's own environment (``kaggle-environments`` 1.12.0,
+test-only) against the built-in ``negamax`` and ``random`` agents.
+
+The full match (10 games per colour against each built-in agent) is marked
+slow because ``negamax`` itself thinks for most of it; the default run plays
+every random game and three per colour against ``negamax``, through the same
+code.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import c4engine
+from c4engine import IllegalMoveError, Position
+from c4engine.connectx import agent, position_of, search_seconds
+
+COLUMNS, ROWS = 7, 6
+PONS = Path(__file__).resolve().parent.parent / "../shared/data/pons"
+
+
+def kaggle_board(pos: Position) -> list[int]:
+    """Kaggle's flat board for ``pos``: top row first, 1 for the first player's stones.
+
+    Written from the game's moves (not from the FEN the agent reads), so the
+    two conversions check each other."""
+    heights = [0] * COLUMNS
+    cells = [0] * (COLUMNS * ROWS)
+    for ply, column in enumerate(pos.moves):
+        row_from_top = ROWS - 1 - heights[column - 1]
+        cells[row_from_top * COLUMNS + column - 1] = 1 + ply % 2
+        heights[column - 1] += 1
+    return cells
+
+
+def observation(moves: str) -> dict[str, object]:
+    pos = Position.from_moves(moves)
+    return {"board": kaggle_board(pos), "mark": pos.side_to_move}
+
+
+# -- reading the board ------------------------------------------------------
+
+@pytest.mark.parametrize("moves", ["", "4", "4453", "1234567", "444444", "3343212"])
+def test_the_board_reads_as_the_position_its_moves_make(moves: str) -> None:
+    obs = observation(moves)
+    assert position_of(obs["board"], obs["mark"]) == Position.from_moves(moves)  # type: ignore[arg-type]
+
+
+def test_the_top_row_comes_first() -> None:
+    board = [0] * 42
+    board[41] = 1  # the bottom-right cell
+    assert position_of(board, 2) == Position.from_moves("7")
+
+
+@pytest.mark.parametrize(("board", "mark", "message"), [
+    ([0] * 41, 1, "ConnectX board: expected 42 cells, found 41"),
+    ([3] + [0] * 41, 1, "ConnectX board: cells must be 0 (empty), 1 or 2"),
+    ([0] * 42, 3, "ConnectX mark 3: expected 1 or 2"),
+    ([0] * 42, 2, "wrong side to move: with these stones the first player is to move"),
+    ([1] + [0] * 41, 2, "column 1 has a stone floating above an empty cell"),
+    ([0] * 35 + [1, 1, 1, 1, 2, 2, 2], 2, "the game is already over: a side has four in a row"),
+])
+def test_a_board_no_game_reaches_is_refused(board: list[int], mark: int, message: str) -> None:
+    with pytest.raises(IllegalMoveError) as caught:
+        agent({"board": board, "mark": mark}, {})
+    assert str(caught.value) == message
+
+
+# -- the configuration ------------------------------------------------------
+
+@pytest.mark.parametrize(("configuration", "shape"), [
+    ({"columns": 8}, "8 columns, 6 rows, 4 in a row"),
+    ({"rows": 7}, "7 columns, 7 rows, 4 in a row"),
+    ({"inarow": 5, "columns": 9, "rows": 7}, "9 columns, 7 rows, 5 in a row"),
+])
+def test_other_games_are_refused_naming_the_one_supported(configuration: dict[str, int], shape: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        agent(observation(""), configuration)
+    assert str(caught.value) == (
+        f"ConnectX: c4engine plays only 7 columns, 6 rows, 4 in a row; this game has {shape}")
+
+
+def test_observation_and_configuration_may_be_attribute_objects() -> None:
+    obs = SimpleNamespace(**observation("121212"))
+    config = SimpleNamespace(columns=7, rows=6, inarow=4, actTimeout=1)
+    assert agent(obs, config) == 0  # column 1 wins at once
+
+
+def test_a_missing_board_is_named() -> None:
+    with pytest.raises(ValueError, match="ConnectX: no 'board' given"):
+        agent({"mark": 1}, {})
+
+
+# -- time -------------------------------------------------------------------
+
+def test_the_search_keeps_a_margin_and_subtracts_what_the_call_spent() -> None:
+    assert search_seconds(2.0, 0.0) == pytest.approx(1.6)
+    assert search_seconds(2.0, 0.5) == pytest.approx(1.1)
+    assert 0 < search_seconds(2.0, 5.0) <= 0.05  # a cold start: a brief search only
+    assert 0 < search_seconds(0.1, 0.0) <= 0.05
+
+
+def test_a_move_in_a_hard_position_comes_within_act_timeout() -> None:
+    """A 13-stone position from Pons' hardest set, which the search cannot solve in the
+    time: the move must still come before ``actTimeout`` (best of three tries, so that
+    a busy machine's hiccup is not taken for the agent's)."""
+    path = PONS / "Test_L1_R3"
+    if not path.exists():
+        pytest.skip(f"Pons' test set {path} is not available")
+    with path.open() as lines:
+        moves = next(line.split()[0] for line in lines if len(line.split()[0]) == 13)
+    c4engine.warm_up()
+    durations = []
+    for _ in range(3):
+        began = time.perf_counter()
+        column = agent(observation(moves), {"actTimeout": 0.3})
+        durations.append(time.perf_counter() - began)
+        assert column + 1 in Position.from_moves(moves).legal_moves()
+    assert min(durations) < 0.3
+
+
+# -- games in Kaggle's environment ------------------------------------------
+
+def play_games(opponent: str, games_per_colour: int, act_timeout: float) -> list[tuple[int, float, int]]:
+    """(c4engine's colour, its longest move in seconds, its reward) of each game."""
+    kaggle = pytest.importorskip("kaggle_environments", reason="kaggle-environments is not installed")
+    c4engine.warm_up()  # Kaggle loads an agent's file untimed; the first move is timed
+    results = []
+    for me in (0, 1):
+        for _ in range(games_per_colour):
+            env = kaggle.make("connectx", configuration={"actTimeout": act_timeout})
+            env.run([agent, opponent] if me == 0 else [opponent, agent])
+            assert [state["status"] for state in env.state] == ["DONE", "DONE"], env.state
+            durations = [step[me]["duration"] for step in env.logs
+                         if len(step) > me and "duration" in step[me]]
+            results.append((me + 1, max(durations), env.state[me]["reward"]))
+    return results
+
+
+def check_results(results: list[tuple[int, float, int]], act_timeout: float) -> None:
+    for mark, longest, reward in results:
+        assert longest < act_timeout, (mark, longest)
+        if mark == 1:
+            assert reward == 1, "c4engine must win every game as first player"
+        else:
+            assert reward >= 0, "c4engine must lose no game as second player"
+
+
+@pytest.mark.parametrize(("opponent", "games_per_colour"), [("random", 10), ("negamax", 3)])
+def test_kaggle_games_against_the_built_in_agents(opponent: str, games_per_colour: int) -> None:
+    check_results(play_games(opponent, games_per_colour, act_timeout=2.0), act_timeout=2.0)
+
+
+@pytest.mark.slow
+def test_kaggle_ten_games_per_colour_against_negamax() -> None:
+    check_results(play_games("negamax", 10, act_timeout=2.0), act_timeout=2.0)

@@ -1,0 +1,305 @@
+"""``c4engine.engine``: parsing what engines say, the process client, and the public
+``SimpleEngine`` against c4engine and against engines that crash, stall and babble."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from c4engine.board import RulesError
+from c4engine.engine import (MAX_NUMBER, EngineClient, EngineDied, EngineError, EngineTimeout,
+                             GoLimits, Limit, Score, SimpleEngine, collect_lines, engine_move,
+                             hash_ready_seconds, merge_info, parse_info, parse_number)
+from c4engine.notation import parse_digits, to_fen
+
+TESTS = Path(__file__).resolve().parent
+SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
+REAL = f"{sys.executable} -m c4engine"
+
+
+def misbehaving(mode: str, arg: str = "") -> str:
+    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """The two attributes the client reads of a position (as c4engine.Position has)."""
+
+    moves: tuple[int, ...] = ()
+    start_fen: str | None = None
+
+
+# -- numbers and info lines -------------------------------------------------
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), ("-35", -35), ("12345", 12345),
+                                         (str(MAX_NUMBER), MAX_NUMBER)])
+def test_numbers_engines_may_send(text, value):
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "-", "+2", "1_0", "٣", "1.5", " 7", "9" * 400,
+                                  str(MAX_NUMBER + 1), "-" + "9" * 20])
+def test_numbers_refused(text):
+    with pytest.raises(ValueError):
+        parse_number(text)
+
+
+def test_parse_info_fields():
+    line = ("info depth 12 seldepth 20 multipv 2 score cp -35 lowerbound nodes 12345 "
+            "nps 99 hashfull 3 time 103 pv 4 4 5")
+    assert parse_info(line) == dict(depth=12, seldepth=20, multipv=2, score=Score("cp", -35),
+                                    lowerbound=True, nodes=12345, nps=99, hashfull=3,
+                                    time=0.103, pv=[4, 4, 5])
+    assert parse_info("info depth 9 score mate -3 upperbound pv P@d1 P@c1") == \
+        dict(depth=9, score=Score("mate", -3), upperbound=True, pv=[4, 3])
+    assert parse_info("info string error: depth 5 is } odd") == dict(string="error: depth 5 is } odd")
+    assert parse_info("info depth 3 pv 4 banana 5") == dict(depth=3, pv=[4])
+
+
+@pytest.mark.parametrize("line", ["info depth x", "info depth", "info score cp",
+                                  "info score furlongs 3", f"info score cp {'9' * 400}",
+                                  "info nodes ٣٣", "info depth +5", "info currmove Q@z9"])
+def test_malformed_info_lines_are_refused(line):
+    with pytest.raises(ValueError):
+        parse_info(line)
+
+
+def test_later_info_lines_update_only_what_they_carry():
+    first = parse_info("info depth 5 score cp 20 lowerbound nodes 100 time 5 pv 4")
+    assert merge_info(first, parse_info("info nodes 900 time 40")) == \
+        dict(depth=5, score=Score("cp", 20), lowerbound=True, nodes=900, time=0.04, pv=[4])
+    exact = merge_info(first, parse_info("info depth 6 score cp 15 pv 3"))
+    assert "lowerbound" not in exact and exact["score"] == Score("cp", 15)
+
+
+def test_multipv_lines_are_kept_apart():
+    """The issue's bug: with MultiPV 3 the third line's PV and score became the move's."""
+    lines = collect_lines([
+        "info depth 1 multipv 1 score cp 30 pv 4",
+        "info depth 1 multipv 2 score cp 10 pv 3",
+        "info depth 1 multipv 3 score mate -2 upperbound pv 1",
+        "info depth 2 multipv 1 score cp 25 pv 4 4",
+        "info depth 2 multipv 2 score cp 5 pv 3 4",
+        "info depth 2 multipv 3 score cp -50 pv 1 4",
+        "info depth 2 multipv x garbage",
+        "info string multipv 1 pv 7",
+        "info nodes 500 time 9",
+    ])
+    assert [(i["multipv"], i["score"], i["pv"]) for i in lines] == [
+        (1, Score("cp", 25), [4, 4]), (2, Score("cp", 5), [3, 4]), (3, Score("cp", -50), [1, 4])]
+    assert lines[0]["nodes"] == 500 and "upperbound" not in lines[2]
+
+
+def test_go_command():
+    assert GoLimits(depth=3).go_command() == "go depth 3"
+    assert GoLimits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
+        "go wtime 1000 btime 900 winc 10 binc 10 nodes 5"
+    assert Limit(time=0.25, depth=4).go_limits().go_command() == "go movetime 250 depth 4"
+    assert Limit(white_clock=2, black_clock=1.5, white_inc=0.1, black_inc=0.1).go_limits() == \
+        GoLimits(wtime=2000, btime=1500, winc=100, binc=100)
+
+
+def test_moves_must_come_in_the_notation_the_engine_was_told():
+    pos = parse_digits("44")
+    assert engine_move("P@d3", pos, drops=True) == 3
+    assert engine_move("4", pos, drops=False) == 3
+    with pytest.raises(RulesError, match="after UCI_Variant cfour a move is a drop"):
+        engine_move("4", pos, drops=True)
+    with pytest.raises(RulesError, match="without UCI_Variant cfour a move is a column"):
+        engine_move("P@d3", pos, drops=False)
+    with pytest.raises(RulesError, match="lands on rank 3"):
+        engine_move("P@d1", pos, drops=True)
+    with pytest.raises(RulesError, match="full"):
+        engine_move("1", parse_digits("111111"), drops=False)
+
+
+def test_a_large_hash_gets_more_time_for_readyok():
+    assert hash_ready_seconds([("Hash", "8192")]) == pytest.approx(8 * 4.5)
+    assert hash_ready_seconds([("Threads", "2")]) == 0.0
+    assert hash_ready_seconds([("Hash", "lots")]) == 0.0
+
+
+# -- the process client -------------------------------------------------------
+
+
+def test_client_talks_to_an_engine_and_notices_its_death():
+    client = EngineClient(misbehaving("crash"))
+    client.start()
+    try:
+        assert client.id_name == "simple" and client.supports_variant("cfour")
+        assert not client.supports_variant("chess")
+        client.setup()
+        assert client.drops
+        with pytest.raises(EngineTimeout, match="no output within 0.05 s"):
+            client.read_line(0.05)
+        client.position([4])
+        with pytest.raises(EngineDied, match="exited with code 3.*crashing on purpose"):
+            client.go(GoLimits(depth=1), timeout=5)
+        assert not client.alive
+        client.start()  # a restart
+        assert client.alive
+    finally:
+        client.quit()
+    assert not client.alive
+
+
+def test_client_search_result():
+    client = EngineClient(SIMPLE)
+    client.start()
+    try:
+        client.setup()
+        assert client.position([4, 4]) == parse_digits("44")
+        result = client.go(GoLimits(depth=1), timeout=5)
+        assert result.bestmove == "P@a1"
+        assert result.info == dict(depth=1, score=Score("cp", 0), nodes=1, time=0.0, pv=[1])
+        assert 0 <= result.elapsed < 5
+    finally:
+        client.quit()
+
+
+def test_a_bestmove_that_answers_no_go_is_discarded():
+    """Issue 10, item 2: a second bestmove must not answer the next go."""
+    client = EngineClient(misbehaving("double"), name="double")
+    client.start()
+    try:
+        client.setup()
+        client.position([])
+        first = client.go(GoLimits(depth=1), timeout=5)
+        time.sleep(0.2)  # the second bestmove arrives meanwhile
+        client.position([1])
+        second = client.go(GoLimits(depth=1), timeout=5)
+        assert (first.bestmove, second.bestmove) == ("P@a1", "P@a2")
+        assert client.stale_bestmoves == 1
+        assert second.elapsed >= 0
+    finally:
+        client.quit()
+
+
+def test_an_engine_whose_child_holds_its_output_is_seen_dead_and_the_child_ended(tmp_path):
+    """Issue 10, item 5: the engine exits, its child keeps the pipe open."""
+    pid_file = tmp_path / "child.pid"
+    client = EngineClient(misbehaving("orphan", str(pid_file)))
+    client.start()
+    client.setup()
+    client.position([])
+    began = time.monotonic()
+    with pytest.raises(EngineDied, match="exited with code 3"):
+        client.go(GoLimits(depth=1), timeout=20)
+    assert time.monotonic() - began < 10
+    child = int(pid_file.read_text())
+    for _ in range(100):
+        if not _running(child):
+            break
+        time.sleep(0.05)
+    assert not _running(child)
+    client.quit()
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_readyok_waits_longer_for_a_large_hash():
+    """Issue 10, item 6: a slow readyok (1 s here) fails a short limit, and passes when
+    the engine was given a Hash whose allocation explains it."""
+    client = EngineClient(misbehaving("slowready", "1.0"))
+    client.start()
+    try:
+        with pytest.raises(EngineTimeout, match="no readyok within 0.3 s"):
+            client.setup(ready_timeout=0.3)
+        client.start()
+        client.setup([("Hash", "1024")], ready_timeout=0.3)
+        assert client.ready_timeout == pytest.approx(0.3 + 4.5)
+    finally:
+        client.quit()
+
+
+# -- the public client ----------------------------------------------------------
+
+
+def test_simple_engine_plays_and_quits_as_a_context_manager():
+    with SimpleEngine.popen(SIMPLE) as engine:
+        assert engine.id == {"name": "simple"}
+        result = engine.play(StandIn((4, 4)), Limit(depth=1))
+        assert result.move == 1 and result.info["pv"] == [1]
+        engine.configure({"Hash": 16, "Ponder": False})
+        assert engine.configured["Ponder"] == "false"
+        process = engine.client
+    assert not process.alive
+
+
+def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
+    with SimpleEngine.popen(misbehaving("crash")) as engine:
+        with pytest.raises(EngineDied, match="crashing on purpose"):
+            engine.play(StandIn(), Limit(depth=1))
+    with SimpleEngine.popen(misbehaving("stall")) as engine:
+        began = time.monotonic()
+        with pytest.raises(EngineTimeout):
+            engine.play(StandIn(), Limit(time=0.05), timeout=0.5)
+        assert time.monotonic() - began < 3
+
+
+def test_simple_engine_refuses_an_illegal_move():
+    with SimpleEngine.popen(misbehaving("illegal")) as engine:
+        with pytest.raises(EngineError, match="illegal bestmove"):
+            engine.play(StandIn(), Limit(depth=1))
+    with SimpleEngine.popen(misbehaving("wrongnotation")) as engine:
+        with pytest.raises(EngineError, match="a move is a drop"):
+            engine.play(StandIn(), Limit(depth=1))
+
+
+def test_simple_engine_ignores_malformed_info_lines():
+    with SimpleEngine.popen(misbehaving("garbage")) as engine:
+        result = engine.play(StandIn((4,)), Limit(depth=1))
+    assert result.move == 1
+    assert result.info == dict(depth=4, score=Score("mate", 2), lowerbound=True, nodes=40,
+                               time=0.007, pv=[1])
+
+
+def test_simple_engine_analyse_keeps_multipv_lines_apart():
+    with SimpleEngine.popen(misbehaving("multipv")) as engine:
+        lines = engine.analyse(StandIn((1, 1, 1, 1, 1, 1)), Limit(depth=2), multipv=3)
+        single = engine.analyse(StandIn(), Limit(depth=2))
+    assert [(i["multipv"], i["score"], i["pv"], i["depth"]) for i in lines] == [
+        (1, Score("cp", -10), [2], 2), (2, Score("cp", -20), [3], 2), (3, Score("cp", -30), [4], 2)]
+    assert single["pv"] == [1] and single["nodes"] == 99
+
+
+def test_simple_engine_sends_the_start_fen_and_the_moves():
+    start = parse_digits("4444")
+    with SimpleEngine.popen(SIMPLE) as engine:
+        result = engine.play(StandIn((1, 2), to_fen(start)), Limit(depth=1))
+        assert result.move == 1
+        with pytest.raises(EngineError, match="cannot send the position"):
+            engine.play(StandIn((4,) * 7), Limit(depth=1))
+
+
+def test_real_c4engine_multipv_lines_belong_together():
+    """MultiPV 3 against c4engine: three lines numbered 1-3, best first, each its own
+    PV; the move played is the first line's."""
+    position = StandIn((4,))
+    with SimpleEngine.popen(REAL, ready_timeout=180) as engine:
+        lines = engine.analyse(position, Limit(depth=6), multipv=3)
+        assert [line["multipv"] for line in lines] == [1, 2, 3]
+        assert len({line["pv"][0] for line in lines}) == 3
+        values = [line["score"].value for line in lines]
+        assert all(line["score"].kind == "cp" for line in lines)
+        assert values == sorted(values, reverse=True)
+        engine.configure({"MultiPV": 3})
+        engine.client.position(position.moves)
+        answer = engine.client.go(GoLimits(depth=6), timeout=60)
+        assert engine_move(answer.bestmove, parse_digits("4"), True) + 1 == \
+            answer.lines[0]["pv"][0]
+        assert [line["multipv"] for line in answer.lines] == [1, 2, 3]
+        played = engine.play(position, Limit(depth=6))
+        assert played.move == played.info["pv"][0]
