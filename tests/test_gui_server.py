@@ -241,3 +241,26 @@ async def test_an_engine_that_cannot_start(opener: Opener) -> None:
     page = await opener(["/nonexistent/engine"])
     state = await page.state_where(lambda s: s["engine"]["status"] == "dead")
     assert "cannot start" in state["engine"]["detail"]
+
+
+@with_pages
+async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> None:
+    """Any engine that speaks the protocol: here the referee tests' simple engine, which
+    answers in drops once told the variant is cfour."""
+    page = await opener([sys.executable, str(TESTS / "simple_engine.py")])
+    ready = await page.ready()
+    assert ready["engine"]["name"] == "simple"
+    await page.send(op="move", column=4)
+    state = await page.state_where(lambda s: len(s["moves"]) == 2)
+    assert state["moves"] == [4, 1]  # it plays the first column that is not full
+
+
+@with_pages
+async def test_an_engine_that_never_finishes_starting_is_reported(opener: Opener) -> None:
+    session_module.HANDSHAKE_SECONDS, wait = 0.5, session_module.HANDSHAKE_SECONDS
+    try:
+        page = await opener(misbehaving("silent"))
+        hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
+        assert "did not finish starting" in hung["engine"]["detail"]
+    finally:
+        session_module.HANDSHAKE_SECONDS = wait

@@ -30,8 +30,8 @@ from .session import Session
 
 STATIC = Path(__file__).parent / "static"
 LOCAL_NAMES = ("127.0.0.1", "localhost")
-SESSIONS = web.AppKey("sessions", set)
-ENGINE_ARGV = web.AppKey("engine_argv", list)
+SESSIONS = web.AppKey("sessions", set[web.WebSocketResponse])
+ENGINE_ARGV = web.AppKey("engine_argv", list[str])
 
 
 def default_engine() -> list[str]:
@@ -71,7 +71,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         return web.Response(status=403, text="WebSocket refused: it must come from this server's own page")
     ws = web.WebSocketResponse(heartbeat=30.0)
     await ws.prepare(request)
-    session = Session(request.app[ENGINE_ARGV], ws.send_json)
+    argv: list[str] = request.app[ENGINE_ARGV]
+    session = Session(argv, ws.send_json)
     runner = asyncio.create_task(session.run())
     request.app[SESSIONS].add(ws)
     try:
@@ -92,7 +93,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
 
 async def close_pages(app: web.Application) -> None:
     """On shutdown: close every page's WebSocket, which ends its session and engine."""
-    for ws in list(app[SESSIONS]):
+    pages: set[web.WebSocketResponse] = app[SESSIONS]
+    for ws in list(pages):
         await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server stopped")
 
 
