@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..board import RulesError
+from ..engine import engine_move, parse_info
 from ..go_params import GoParams
-from ..notation import parse_move
 from .game import Game
 from .process import EngineProcess
 
@@ -77,6 +77,7 @@ class Session:
         self.status, self.detail, self.engine_name = "starting", "", ""
         self.engine_options: dict[str, str] = {}
         self.sent_options: dict[str, str] = {}
+        self.drops = False
         self.pending: deque[Search] = deque()
         self.handshake_deadline = 0.0
         self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
@@ -212,7 +213,7 @@ class Session:
     async def restart_engine(self) -> None:
         await self.drop_engine()
         self.status, self.detail, self.engine_name = "starting", "", ""
-        self.engine_options, self.sent_options = {}, {}
+        self.engine_options, self.sent_options, self.drops = {}, {}, False
         try:
             self.engine = await EngineProcess.start(
                 self.argv, lambda serial, line: self.events.put_nowait(("line", serial, line)))
@@ -254,8 +255,7 @@ class Session:
         elif words[:2] == ["info", "string"]:
             await self.send({"type": "engine_says", "text": " ".join(words[2:])})
         elif words[:1] == ["info"] and self.pending and self.current(self.pending[0]):
-            await self.send({"type": "info", "kind": self.pending[0].kind, "version": self.version,
-                             "line": line})
+            await self.forward_info(line)
         elif words[:1] == ["bestmove"]:
             await self.on_bestmove(words[1] if len(words) > 1 else "")
 
@@ -269,11 +269,27 @@ class Session:
         elif words == ["uciok"]:
             if "var cfour" in self.engine_options.get("UCI_Variant", ""):
                 self.engine.send("setoption name UCI_Variant value cfour")
+                self.drops = True
             self.engine.send("isready")
         elif words == ["readyok"]:
             self.status = "ready"
             self.schedule()
             await self.push_state()
+
+    async def forward_info(self, line: str) -> None:
+        """An ``info`` line of the search in flight, read by the public client's parser
+        and sent on with its fields (a malformed line is dropped)."""
+        try:
+            info = parse_info(line)
+        except ValueError:
+            return
+        if "score" not in info or not info.get("pv"):
+            return
+        bound = "lowerbound" if info.get("lowerbound") else "upperbound" if info.get("upperbound") else None
+        await self.send({"type": "info", "kind": self.pending[0].kind, "version": self.version,
+                         "line": line, "depth": info.get("depth"), "multipv": info.get("multipv", 1),
+                         "score": {"kind": info["score"].kind, "value": info["score"].value, "bound": bound},
+                         "pv": info["pv"]})
 
     async def on_bestmove(self, token: str) -> None:
         if not self.pending:
@@ -281,9 +297,7 @@ class Session:
         search = self.pending.popleft()
         if self.current(search) and search.kind != "analysis":
             try:
-                column = parse_move(token, self.game.position) + 1
-                if column not in self.game.describe()["playable"]:
-                    raise RulesError(f"column {column} cannot be played")
+                column = engine_move(token, self.game.position, self.drops) + 1
             except RulesError as err:
                 await self.engine_failed("dead", f"the engine answered 'bestmove {token}': {err}")
                 return
