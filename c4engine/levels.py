@@ -10,8 +10,9 @@ does so the way a weaker player does, not by sprinkling in random moves:
   at a temperature ``T`` that shrinks geometrically with the level.
 
 At level 0 the temperature is high enough that a win with the next stone is
-found only about a third of the time, and a move that lets the opponent win
-at once is still avoided more often than not; from level 10 on, the choice
+missed about four times in ten (measured: 113 of 300 positions with exactly
+one such win), and a move that lets the opponent win at once is still
+avoided more often than not; from level 10 on, the choice
 only wavers between moves whose heuristic values are a few points apart.
 Level 20 (and ``UCI_LimitStrength false`` with it) is full strength: the
 search runs exactly as without levels.
