@@ -221,7 +221,7 @@ async def test_a_hanging_engine_is_reported(opener: Opener) -> None:
         await page.send(op="settings", movetime=100)
         await page.send(op="move", column=1)
         hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
-        assert "stopped answering" in hung["engine"]["detail"] and hung["moves"] == [1]
+        assert "no bestmove within its time" in hung["engine"]["detail"] and hung["moves"] == [1]
         await page.send(op="hint")
         assert "not ready" in await page.error()
     finally:

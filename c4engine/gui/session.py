@@ -239,15 +239,15 @@ class Session:
     async def check_hang(self) -> None:
         now = time.monotonic()
         if self.status == "starting" and self.engine is not None and now > self.handshake_deadline:
-            await self.engine_failed("hung", f"the engine did not finish starting within {HANDSHAKE_SECONDS:g} s")
+            await self.engine_failed("hung", f"it did not finish starting within {HANDSHAKE_SECONDS:g} s")
         elif self.pending and self.pending[0].deadline is not None and now > self.pending[0].deadline:
-            await self.engine_failed("hung", "the engine stopped answering (no bestmove in time)")
+            await self.engine_failed("hung", f"no bestmove within its time plus {HANG_GRACE:g} s")
 
     # -- engine lines -----------------------------------------------------
     async def on_engine_line(self, line: str | None) -> None:
         assert self.engine is not None
         if line is None:
-            await self.engine_failed("dead", f"the engine {self.engine.why_it_ended()}")
+            await self.engine_failed("dead", f"it {self.engine.why_it_ended()}")
             return
         words = line.split()
         if self.status == "starting":
@@ -299,7 +299,7 @@ class Session:
             try:
                 column = engine_move(token, self.game.position, self.drops) + 1
             except RulesError as err:
-                await self.engine_failed("dead", f"the engine answered 'bestmove {token}': {err}")
+                await self.engine_failed("dead", f"it answered 'bestmove {token}': {err}")
                 return
             if search.kind == "move":
                 self.game.play(column - 1)
