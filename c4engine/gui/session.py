@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -100,16 +101,19 @@ class Session:
                 if event[0] == "closed":
                     return
                 await self.handle(event)
+                await self.check_hang()  # also while lines keep coming without a bestmove
         finally:
             await self.drop_engine()
 
     async def handle(self, event: tuple[Any, ...]) -> None:
-        if event[0] == "request":
-            await self.on_request(event[1])
-        elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
-            await self.on_engine_line(event[2])
-        elif event[0] == "tick":
-            await self.check_hang()
+        try:
+            if event[0] == "request":
+                await self.on_request(event[1])
+            elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
+                await self.on_engine_line(event[2])
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the page's session
+            traceback.print_exc()
+            await self.send({"type": "error", "message": f"internal error in the server: {exc!r}"})
 
     async def send(self, message: dict[str, Any]) -> None:
         try:
