@@ -240,3 +240,15 @@ def test_ctrl_c_stops_the_server_and_its_engines(page, server: GuiServer) -> Non
     while any(Path(f"/proc/{pid}").exists() for pid in engines) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{pid}").exists() for pid in engines)
+
+
+def test_a_reload_keeps_the_game_and_settings(page) -> None:  # type: ignore[no-untyped-def]
+    page.select_option("#mode", "humans")
+    page.fill("#setup-text", "4453")
+    page.click("#setup")
+    wait_stones(page, 4)
+    page.reload()
+    wait_stones(page, 4)
+    page.wait_for_function("document.getElementById('mode').value === 'humans'")
+    assert board_of(page) == expected_board(parse_digits("4453"))
+    assert page.text_content("#digits") == "4453"

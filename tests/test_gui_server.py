@@ -23,6 +23,7 @@ from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.server import create_app, default_engine  # noqa: E402
+from c4engine.gui.session import Session  # noqa: E402
 
 TESTS = Path(__file__).parent
 WAIT = 30.0  # seconds: a first engine start may compile the kernel
@@ -265,3 +266,40 @@ async def test_an_engine_that_never_finishes_starting_is_reported(opener: Opener
         assert "did not finish starting" in hung["engine"]["detail"]
     finally:
         session_module.HANDSHAKE_SECONDS = wait
+
+
+class RecordingEngine:
+    """Stands in for an engine process: keeps the lines the session sends."""
+
+    serial = 1
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send(self, line: str) -> bool:
+        self.sent.append(line)
+        return True
+
+
+def test_searches_set_the_level_and_multipv_within_the_engines_ranges() -> None:
+    """The player's search runs at the chosen level, analysis and hints at the
+    engine's full strength; values outside what the engine announced are clamped,
+    options it does not have are never sent, and nothing is sent twice."""
+    session = Session(["unused"], send=None)  # type: ignore[arg-type]
+    engine = RecordingEngine()
+    session.engine, session.status = engine, "ready"  # type: ignore[assignment]
+    session.engine_options = {"Skill Level": "type spin default 20 min -20 max 20",
+                              "MultiPV": "type spin default 1 min 1 max 5"}
+    session.start_search("analysis")
+    assert engine.sent == ["setoption name Skill Level value 20", "setoption name MultiPV value 5",
+                           "position startpos", "go infinite"]
+    session.pending.clear()
+    session.level, session.movetime = 3, 700
+    engine.sent.clear()
+    session.start_search("move")
+    assert engine.sent == ["setoption name Skill Level value 3", "setoption name MultiPV value 1",
+                           "position startpos", "go movetime 700"]
+    session.pending.clear()
+    engine.sent.clear()
+    session.start_search("move")
+    assert engine.sent == ["position startpos", "go movetime 700"]

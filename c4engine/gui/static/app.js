@@ -78,11 +78,27 @@
   // ---------------------------------------------------------------- talking
   function connect() {
     ws = new WebSocket(`ws://${location.host}/ws`);
+    ws.onopen = resume;
     ws.onmessage = (event) => receive(JSON.parse(event.data));
     ws.onclose = () => {
       say("Disconnected from the c4engine server: restart `c4engine gui` and reload the page.");
       document.body.classList.add("offline");
     };
+  }
+
+  // A reload opens a new session: the tab's last position and settings carry over.
+  function resume() {
+    const saved = JSON.parse(sessionStorage.getItem("c4-game") || "null");
+    if (!saved) return;
+    request({op: "settings", mode: saved.mode, level: saved.level, movetime: saved.movetime,
+             analysis: saved.analysis});
+    if (saved.position) request({op: "set", text: saved.position});
+  }
+
+  function remember(s) {
+    sessionStorage.setItem("c4-game", JSON.stringify({
+      position: s.digits !== null ? s.digits : s.fen, mode: s.mode, level: s.level,
+      movetime: s.movetime, analysis: s.analysis}));
   }
 
   function request(message) {
@@ -104,6 +120,7 @@
       const previous = state;
       state = message;
       render(previous);
+      remember(state);
     } else if (message.type === "info") {
       info(message);
     } else if (message.type === "error") {
