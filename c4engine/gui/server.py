@@ -1,4 +1,4 @@
-"""``c4engine gui``: a local web server for the bundled page, and the WebSocket it talks over.
+"""The web board's server: the bundled page, and the WebSocket each page talks over.
 
 Why aiohttp: one well-kept asyncio library that has the HTTP server, the
 WebSocket and static files built in, so the whole web board needs one
@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
-import socket
 import sys
-import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-import click
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .session import Session
@@ -107,36 +103,3 @@ def create_app(engine_argv: Sequence[str]) -> web.Application:
     app.router.add_static("/static/", STATIC)
     app.on_shutdown.append(close_pages)
     return app
-
-
-def listening_socket(port: int) -> socket.socket:
-    """A socket on 127.0.0.1 (``port`` 0: any free port), already listening, so that
-    a browser opened before the server loop runs waits instead of failing."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    return sock
-
-
-@click.command("gui")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Port on 127.0.0.1 (0: a free one).")
-@click.option("--engine", "engine", metavar="CMD", default=None,
-              help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
-                   "default: c4engine itself.")
-@click.option("--no-browser", is_flag=True, help="Do not open the browser.")
-def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
-    """Play and analyse in the browser: a local web board (Ctrl-C stops it)."""
-    argv = shlex.split(engine) if engine else default_engine()
-    if not argv:
-        raise click.BadParameter("empty engine command", param_hint="--engine")
-    try:
-        sock = listening_socket(port)
-    except OSError as err:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it", err=False)
-    if not no_browser:
-        webbrowser.open(url)
-    web.run_app(create_app(argv), sock=sock, print=None, shutdown_timeout=5.0)
