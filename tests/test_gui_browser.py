@@ -59,9 +59,16 @@ class GuiServer:
         self.url = found.group(0)
 
     def engines(self) -> list[int]:
-        """Process ids of the engines the server started (its children)."""
-        out = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True)
-        return [int(pid) for pid in out.stdout.split()]
+        """Process ids of the engines the server started: its living children."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            except (OSError, IndexError):
+                continue  # the process ended while we looked
+            if int(parent) == self.process.pid and state != "Z":
+                found.append(int(stat.parent.name))
+        return found
 
     def interrupt(self) -> int:
         """Ctrl-C, as a person stops it; the exit status."""

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-aiohttp = pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
+pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
+from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from c4engine.gui import session as session_module  # noqa: E402
@@ -36,7 +37,7 @@ def misbehaving(mode: str) -> list[str]:
 class Page:
     """A WebSocket connection as the page makes it, with the messages it received."""
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    def __init__(self, ws: ClientWebSocketResponse) -> None:
         self.ws = ws
         self.state: dict[str, Any] = {}
         self.messages: list[dict[str, Any]] = []
@@ -114,10 +115,10 @@ def with_pages(test: Callable[[Opener], Coroutine[Any, Any, None]]) -> Callable[
 @pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "null", None])
 def test_websocket_from_another_origin_is_refused(origin: str | None) -> None:
     async def body(opener: Opener) -> None:
-        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        with pytest.raises(WSServerHandshakeError) as refused:
             await opener(origin=origin)
         assert refused.value.status == 403
-    with_pages(body)()  # type: ignore[call-arg]
+    with_pages(body)()
 
 
 def test_a_request_for_another_host_name_is_refused() -> None:
@@ -143,7 +144,7 @@ async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener
     before = page.state
     await page.send(op="move", column=4)
     assert "engine's turn" in await page.error()
-    for request, message in [
+    refusals: list[tuple[dict[str, Any], str]] = [
         ({"op": "fly"}, "unknown request 'fly'"),
         ({"op": "settings", "level": 21}, "level must be a whole number from 0 to 20"),
         ({"op": "settings", "movetime": "fast"}, "movetime must be a whole number"),
@@ -151,7 +152,8 @@ async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener
         ({"op": "set", "text": "4444444"}, "column 4 is full"),
         ({"op": "set", "text": "8/7/7/7/7/7 w"}, "FEN"),
         ({"op": "redo"}, "no move to redo"),
-    ]:
+    ]
+    for request, message in refusals:
         await page.send(**request)
         assert message in await page.error()
     await page.ws.send_str("not json")
@@ -213,10 +215,10 @@ async def test_a_crashing_engine_is_reported_and_restarted_with_the_game_kept(op
     assert again["moves"] == [3]
 
 
-@with_pages
-async def test_a_hanging_engine_is_reported(opener: Opener) -> None:
-    session_module.HANG_GRACE, grace = 0.5, session_module.HANG_GRACE
-    try:
+def test_a_hanging_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+
+    async def body(opener: Opener) -> None:
         page = await opener(misbehaving("stall"))
         await page.ready()
         await page.send(op="settings", movetime=100)
@@ -225,8 +227,7 @@ async def test_a_hanging_engine_is_reported(opener: Opener) -> None:
         assert "no bestmove within its time" in hung["engine"]["detail"] and hung["moves"] == [1]
         await page.send(op="hint")
         assert "not ready" in await page.error()
-    finally:
-        session_module.HANG_GRACE = grace
+    with_pages(body)()
 
 
 @with_pages
@@ -257,15 +258,14 @@ async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> No
     assert state["moves"] == [4, 1]  # it plays the first column that is not full
 
 
-@with_pages
-async def test_an_engine_that_never_finishes_starting_is_reported(opener: Opener) -> None:
-    session_module.HANDSHAKE_SECONDS, wait = 0.5, session_module.HANDSHAKE_SECONDS
-    try:
+def test_an_engine_that_never_finishes_starting_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "HANDSHAKE_SECONDS", 0.5)
+
+    async def body(opener: Opener) -> None:
         page = await opener(misbehaving("silent"))
         hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
         assert "did not finish starting" in hung["engine"]["detail"]
-    finally:
-        session_module.HANDSHAKE_SECONDS = wait
+    with_pages(body)()
 
 
 class RecordingEngine:
