@@ -26,7 +26,8 @@ MIN_MISSED = 15  # measured: 113 missed of 300, so 15 of 100 is a 1-in-10^6 fluk
 def one_win_positions(count: int, seed: int = 11) -> list[Position]:
     """Positions from seeded random games where the side to move has exactly one
     column that wins at once."""
-    rng, found = random.Random(seed), list[Position]()
+    rng = random.Random(seed)
+    found: list[Position] = []
     while len(found) < count:
         pos = Position()
         while not pos.is_over():
