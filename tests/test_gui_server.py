@@ -27,7 +27,7 @@ from c4engine.gui.server import create_app, default_engine  # noqa: E402
 from c4engine.gui.session import Session  # noqa: E402
 
 TESTS = Path(__file__).parent
-WAIT = 30.0  # seconds: a first engine start may compile the kernel
+WAIT = 60.0  # seconds: a first engine start may compile the kernel
 
 
 def misbehaving(mode: str) -> list[str]:
