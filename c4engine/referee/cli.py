@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..engine import HANDSHAKE_TIMEOUT, EngineError
+from .cluster import ADDRESS_FORMS, check_address, run_cluster_match
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings
 from .stats import SprtParams
@@ -174,21 +176,25 @@ def _echo_err(line: str) -> None:
 @click.option("--games", type=click.IntRange(1, MAX_GAMES), help="Number of games.")
 @click.option("--rounds", type=click.IntRange(1, MAX_GAMES // 2),
               help="Number of openings, each played twice.")
-@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=1,
-              show_default=True,
-              help="Games played at once, each with its own engine processes.")
+@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY),
+              help="Games played at once, each with its own engine processes "
+                   "[default: 1; with --cluster, one per two CPUs of the cluster].")
 @click.option("--sprt", metavar="'elo0=0 elo1=10 alpha=0.05 beta=0.05'",
               help="Stop when the SPRT decides: fastchess' GSPRT on game pairs, bounds in "
                    "normalized Elo (add model=logistic for plain Elo).")
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Append the games to this PGN file.")
 @click.option("--debug", is_flag=True, help="Print all engine traffic on stderr.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help=f"Play on a Ray cluster ({ADDRESS_FORMS}); needs "
+                   "pip install 'c4engine[cluster]'.")
 @click.pass_context
 def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, depth: int | None,
                   nodes: int | None, timemargin: int, stall_timeout: float,
                   handshake_timeout: float, openings: Path | None, order: str, seed: int | None,
-                  games: int | None, rounds: int | None, concurrency: int, sprt: str | None,
-                  pgn_path: Path | None, debug: bool, **_grouped: object) -> None:
+                  games: int | None, rounds: int | None, concurrency: int | None,
+                  sprt: str | None, pgn_path: Path | None, debug: bool, cluster: str | None,
+                  **_grouped: object) -> None:
     """Play two engines against each other and report the result.
 
     Each opening is played twice, the engines swapping colours. The referee keeps
@@ -227,10 +233,12 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
         games=_game_count(games, rounds, len(suite)), tc=parse_tc(tc) if tc else None,
         movetime=movetime, depth=depth, nodes=nodes, timemargin=timemargin,
         stall_timeout=stall_timeout, handshake_timeout=handshake_timeout, order=order,
-        seed=seed, concurrency=concurrency, sprt=parse_sprt(sprt) if sprt else None,
+        seed=seed, concurrency=concurrency or 1, sprt=parse_sprt(sprt) if sprt else None,
         pgn_path=pgn_path)
     try:
-        report = run_match(config, _echo_err, _echo_err if debug else None)
+        runner = partial(run_cluster_match, address=cluster, concurrency=concurrency) \
+            if cluster else run_match
+        report = runner(config, _echo_err, _echo_err if debug else None)
     except EngineError as err:
         raise click.ClickException(str(err)) from None
     for line in report.tally.summary_lines(report.scheduled):

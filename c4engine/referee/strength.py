@@ -42,6 +42,7 @@ from ..engine import SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, eng
 from ..go_params import GoParams
 from ..notation import parse_digits
 from .inputs import numbered_lines, summary
+from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
 FULL = "x"  # a full column in the position file
@@ -339,10 +340,13 @@ def default_engine_command() -> str:
               help="Only positions of this phase (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N positions.")
 @click.option("-v", "--verbose", is_flag=True, help="Print each position's result on stderr.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help=f"Spread the positions over a Ray cluster ({ADDRESS_FORMS}), an engine "
+                   "per CPU; needs pip install 'c4engine[cluster]'.")
 @click.pass_context
 def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
                      movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
-                     limit: int | None, verbose: bool) -> None:
+                     limit: int | None, verbose: bool, cluster: str | None) -> None:
     """Ask an engine for a move in positions whose exact scores are known and report,
     per phase, the moves that kept the result, the fastest, and the blunders.
     Exits with status 1 if any move blundered, 2 if the run could not be made."""
@@ -355,13 +359,17 @@ def strength_command(ctx: click.Context, positions_file: Path | None, engine_com
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--positions") from None
     pairs = [_split_option(o) for o in options]
+    command = engine_command or default_engine_command()
+    progress = _progress_line if verbose else None
     try:
-        engine = EngineUnderTest(engine_command or default_engine_command(), pairs)
-        try:
-            verdicts = run_positions(engine, positions, movetime,
-                                     _progress_line if verbose else None)
-        finally:
-            engine.close()
+        if cluster:
+            verdicts = run_cluster_strength(cluster, command, pairs, positions, movetime, progress)
+        else:
+            engine = EngineUnderTest(command, pairs)
+            try:
+                verdicts = run_positions(engine, positions, movetime, progress)
+            finally:
+                engine.close()
     except EngineError as err:
         failure = click.ClickException(str(err))
         failure.exit_code = 2  # 1 is kept for "measured, and it blundered"
