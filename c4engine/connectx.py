@@ -17,6 +17,7 @@ when the agent's file is loaded (Kaggle does not time that).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -84,9 +85,9 @@ def _describe(shape: Mapping[str, object]) -> str:
 def position_of(board: Iterable[int], mark: int) -> Position:
     """The position a Kaggle board shows, ``mark`` to move (1 is the first player).
 
-    The board is written as a FEN (each empty cell a ``1``) and read back, so that
-    every check the FEN reader makes (floating stones, counts out of turn, a
-    finished game) applies here too."""
+    The board is written as a FEN and read back, so that every check the FEN
+    reader makes (floating stones, counts out of turn, a finished game) applies
+    here too."""
     columns, rows = SUPPORTED["columns"], SUPPORTED["rows"]
     cells = list(board)
     if len(cells) != columns * rows:
@@ -95,7 +96,8 @@ def position_of(board: Iterable[int], mark: int) -> Position:
         raise IllegalMoveError("ConnectX board: cells must be 0 (empty), 1 or 2")
     if mark not in MARKS:
         raise IllegalMoveError(f"ConnectX mark {mark!r}: expected 1 or 2")
-    ranks = ["".join("1Pp"[cell] for cell in cells[row * columns:(row + 1) * columns])
+    ranks = [re.sub("1+", lambda run: str(len(run.group())),
+                    "".join("1Pp"[cell] for cell in cells[row * columns:(row + 1) * columns]))
              for row in range(rows)]
     return Position.from_fen(f"{'/'.join(ranks)} {MARKS[mark]}")
 

@@ -64,6 +64,7 @@ class Spec:
 
 SPECS = (
     Spec("Hash", "spin", 64, 2, 8192),
+    Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
     Spec("Move Overhead", "spin", 30, 0, 5000),
     Spec("MultiPV", "spin", 1, 1, 7),
