@@ -1316,7 +1316,7 @@ def test_a_failed_hash_allocation_keeps_the_old_table() -> None:
             proc.send("go depth 8")
             lines = proc.read_until("bestmove")
             assert errors(lines) == [], lines
-            assert int(infos(lines)[-1]["hashfull"]) >= 0
+            assert int(infos(lines)[-1]["depth"]) >= 8, "the search ran"
             check_bestmove(lines[-1], Board(moves))
         assert proc.command("setoption name Hash value 32") == []
         proc.assert_clean()
