@@ -377,6 +377,16 @@ def test_uci_through_console_script_lists_everything_before_uciok() -> None:
         proc.close()
 
 
+def test_protocol_md_lists_every_option_as_uci_announces_it() -> None:
+    """The contract's ``uci`` example names every option of options.py, in order, as
+    the engine announces it, and its table explains each one."""
+    text = (Path(__file__).resolve().parents[1] / "protocol.md").read_text()
+    listed = [line[2:] for line in text.splitlines() if line.startswith("< option name ")]
+    assert listed == [spec.announce() for spec in SPECS]
+    for spec in SPECS:
+        assert f"| `{spec.name}` |" in text, f"protocol.md's option table lacks {spec.name}"
+
+
 def test_uciok_within_a_second_of_a_fresh_start() -> None:
     """cutechess starts the process and sends ``uci`` at once: ``uciok`` must not wait for
     numba (protocol.md: "answered at once"); within a second, best of three starts."""
