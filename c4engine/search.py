@@ -25,12 +25,13 @@ the thread that fires the signal is never blocked by them).
 
 from __future__ import annotations
 
+import functools
 import mmap
 import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def forget_pages(buffer: np.ndarray, first: int) -> None:
     """Zero ``buffer[first:]`` (``buffer`` made by :func:`allocate_zeros`) without writing
     it: its whole pages go back to the system, which maps zeroed ones on the next
     touch; only the partial page at the start is written."""
-    area = buffer.base.obj
+    area = cast(mmap.mmap, cast(memoryview, buffer.base).obj)
     page_start = -(-first * ENTRY_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
     buffer[first:page_start // ENTRY_BYTES] = 0
     if page_start < len(area):
@@ -441,7 +442,7 @@ class Searcher:
                 if other is not thread:
                     other.mem[STOP] = 1
 
-        done = [helper.run(lambda thread=thread: run(thread))
+        done = [helper.run(functools.partial(run, thread))
                 for helper, thread in zip(self._helpers, self.threads[1:])]
         run(self.threads[0])
         for event in done:
