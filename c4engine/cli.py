@@ -16,8 +16,8 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from . import __version__
-from .board import Position, RulesError
-from .notation import is_digit_string, parse_digits, render
+from .board import RulesError
+from .notation import is_digit_string, parse_digits
 from .options import find_spec
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class LazyGroup(click.Group):
 
     LAZY = {"match": "c4engine.referee.cli:match_command",
             "strength": "c4engine.referee.strength:strength_command",
-            "gui": "c4engine.gui.server:gui_command"}
+            "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
@@ -173,47 +173,6 @@ def bench(depth: int | None, hash_mb: int) -> None:
     searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):
         click.echo(line)
-
-
-@cli.command()
-@click.option("--second", is_flag=True, help="Let the engine move first.")
-@click.option("--movetime", type=click.IntRange(1, 600_000), default=1000, show_default=True,
-              help="Engine thinking time per move, in ms.")
-@click.option("--moves", default="", help="Start after these moves (digits 1-7).")
-def play(second: bool, movetime: int, moves: str) -> None:
-    """Play a game against the engine in the terminal: type a column 1-7."""
-    from .limits import Limits
-    from .search import Searcher
-    try:
-        pos = parse_digits(moves)
-    except RulesError as err:
-        raise click.BadParameter(str(err), param_hint="--moves") from None
-    searcher = Searcher()
-    human_side = 1 if second else 0
-    while not pos.is_over():
-        click.echo(render(pos) + "\n")
-        if pos.side_to_move == human_side:
-            pos = _human_move(pos)
-        else:
-            move = searcher.search(pos, Limits(hard_ms=movetime)).move
-            assert move is not None, "the game is not over, so there is a move"
-            click.echo(f"c4engine plays {move + 1}")
-            pos = pos.play(move)
-    click.echo(render(pos))
-    if pos.last_mover_won():
-        click.echo("You win." if pos.side_to_move != human_side else "c4engine wins.")
-    else:
-        click.echo("Draw.")
-
-
-def _human_move(pos: Position) -> Position:
-    """Ask until the human gives a playable column."""
-    while True:
-        answer = click.prompt("your move (1-7)", type=str).strip()
-        if is_digit_string(answer) and pos.can_play(int(answer) - 1):
-            return pos.play(int(answer) - 1)
-        click.echo(f"'{answer}' is not a playable column")
-
 
 
 def main() -> None:

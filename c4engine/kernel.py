@@ -82,6 +82,11 @@ CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 # seventh of a column from the edge, times 70 to stay in integers.
 W_NEXT_TURN, W_TURN_AFTER, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 35, 21, 35, 1
 NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
+# Children's table entries are probed before the search (enhanced transposition
+# cutoffs) only while they have fewer stones than this: deeper, a probe costs more
+# than the cutoffs it finds (Steininger's threshold, width * height - 15).
+ETC_STONES = CELLS - 15
+WEAK_FIRST_STONES = 6  # see solve()
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
@@ -268,6 +273,26 @@ def even_rows_bound(current: int, mask: int) -> int:
 
 
 @jit
+def forced_cells(current: int, mask: int) -> tuple[int, int]:
+    """For the side to move: the opponent's immediate wins (cells it must block) and
+    the playable cells that are not right below an opponent threat (moves that do
+    not hand the opponent a four)."""
+    opponent_threats = winning_cells(current ^ mask, mask)
+    possible = playable_cells(mask)
+    return opponent_threats & possible, possible & ~(opponent_threats >> 1)
+
+
+@jit
+def forced_move(opponent_wins: int, safe: int) -> int:
+    """The one move a side must play (see forced_cells), or 0 when it has a choice."""
+    if opponent_wins != 0:
+        return opponent_wins
+    if safe & (safe - 1) == 0:
+        return safe
+    return 0
+
+
+@jit
 def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
             ) -> tuple[int, int, int, int, int, int, int]:
     """Settle a position (whose side to move cannot win at once) without searching it.
@@ -289,17 +314,13 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     flips = 0
     sign = 1
     while True:
-        opponent = current ^ mask
-        opponent_threats = winning_cells(opponent, mask)
-        possible = playable_cells(mask)
-        opponent_wins = opponent_threats & possible
-        safe = possible & ~(opponent_threats >> 1)
+        opponent_wins, safe = forced_cells(current, mask)
         if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
                                                  or opponent_wins & safe == 0)):
             return sign * loss_now(stones), current, mask, stones, flips, 0, 0
         if stones >= CELLS - 2:
             return 0, current, mask, stones, flips, 0, 0
-        if stones == BOOK_STONES:
+        if stones == BOOK_STONES and mem[BOOK_RECORDS] > 0:
             book = book_score(mem[BOOK_ADDRESS], mem[BOOK_RECORDS], current, mask)
             if book != NOT_IN_BOOK:
                 return sign * to_internal(book), current, mask, stones, flips, 0, 0
@@ -311,16 +332,14 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
             return sign * lo, current, mask, stones, flips, 0, 0
         if hi <= alpha:
             return sign * hi, current, mask, stones, flips, 0, 0
-        forced = opponent_wins
-        if forced == 0 and safe & (safe - 1) == 0:
-            forced = safe
+        forced = forced_move(opponent_wins, safe)
         if forced == 0:
             if stones % 2 == 0:  # the first player to move: the second may claim the even rows
                 hi = min(hi, even_rows_bound(current, mask))
                 if hi <= alpha:
                     return sign * hi, current, mask, stones, flips, 0, 0
             return UNRESOLVED, current, mask, stones, flips, lo, hi
-        current, mask = opponent, mask | forced
+        current, mask = current ^ mask, mask | forced
         stones += 1
         alpha, beta = -beta, -alpha
         flips += 1
@@ -446,6 +465,28 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored), mem[GENERATION])
                     return alpha
             continue
+        if f_stones < ETC_STONES:
+            # Enhanced transposition cutoff: the table may already bound this child.
+            f_key, _ = table_key(f_current, f_mask)
+            f_entry = tt_lookup(mem, tt_slot(mem, f_key), f_key)
+            if f_entry != 0 and entry_depth(f_entry) >= min(depth - 1, CELLS - f_stones):
+                f_value, f_flag = entry_value(f_entry), entry_flag(f_entry)
+                if f_flag != UPPER:
+                    f_lo = max(f_lo, f_value)
+                if f_flag != LOWER:
+                    f_hi = min(f_hi, f_value)
+                low, high = (f_lo, f_hi) if flips % 2 == 1 else (-f_hi, -f_lo)
+                if low >= alpha:  # this node scores at least what this child does
+                    alpha = low
+                    proven_low = True
+                    best_move = col
+                    if alpha >= beta:
+                        flag = EXACT if proven_high else LOWER
+                        mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored),
+                                            mem[GENERATION])
+                        return alpha
+                if high <= alpha:  # the child cannot raise alpha: nothing to search
+                    continue
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
         mem[child + C_SCORE] = (move_score(current, mask, move, col, tt_move, opponent_threats)
@@ -537,7 +578,15 @@ def half(x: int) -> int:
 def solve(current: int, mask: int, stones: int, weak: bool,
           mem: np.ndarray) -> int:
     """Exact Pons score of a position that is not over (weak: only its sign), by
-    null-window searches that narrow ``[lowest, highest]`` (Pons' driver).  The
+    null-window searches that narrow ``[lowest, highest]`` (Pons' driver: it probes
+    halfway to the extremes first, where a search fails fast).  Every search's
+    result is itself a bound on the score (see :func:`search_node`), which may
+    narrow the range by more than the window did.
+
+    Early positions (fewer than WEAK_FIRST_STONES) are probed at 0 first, as a
+    weak solve, and narrowed from there: no four can come early, their scores lie
+    near 0, and then Pons' far probes are wasted (4444: 34.4M -> 27.3M nodes);
+    later, a probe at 0 costs up to four times Pons' order (Test_L1_R1).  The
     result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)
@@ -545,30 +594,43 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     highest = (CELLS + 1 - stones) // 2
     if weak:
         lowest, highest = max(lowest, -1), min(highest, 1)
+    first = True
     while lowest < highest and not mem[ABORTED]:
         middle = lowest + half(highest - lowest)
-        if middle <= 0 and half(lowest) < middle:
+        if first and stones < WEAK_FIRST_STONES:
+            middle = 0
+        elif middle <= 0 and half(lowest) < middle:
             middle = half(lowest)
         elif middle >= 0 and half(highest) > middle:
             middle = half(highest)
+        first = False
         probe = to_internal(middle)
-        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0,
-                        mem)
-        if value <= probe:
-            highest = middle
+        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0, mem)
+        if value <= probe:  # clamped: a weak solve's range is narrower than the scores
+            highest = max(min(middle, to_pons(value)), lowest)
         else:
-            lowest = middle + 1
+            lowest = min(max(middle + 1, to_pons(value)), highest)
     return lowest
+
+
+@jit
+def column_of(cell: int) -> int:
+    """The column of a one-cell board."""
+    for col in range(WIDTH):
+        if cell & column_cells(col):
+            return col
+    return NO_MOVE
 
 
 @jit
 def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
-    columns into ``out`` and return how many.  It stops at a missing entry, at an
-    upper bound (every move failed low there, so the stored move is only the
-    first one tried, not a best one), at an illegal move or at the end of the
-    game."""
+    columns into ``out`` and return how many.  Where the table has no move (the
+    search plays forced moves without storing them), a win at once or the forced
+    move is played.  It stops at an upper bound (every move failed low there, so
+    the stored move is only the first one tried, not a best one), at a position
+    with a choice and no entry, at an illegal move or at the end of the game."""
     length = 0
     col = first_col
     while length < out.shape[0] and col >= 0 and col < WIDTH:
@@ -582,7 +644,12 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         current, mask = current ^ mask, mask | move
         key, mirrored = table_key(current, mask)
         entry = tt_lookup(mem, tt_slot(mem, key), key)
-        col = stored_move(entry_move(entry), mirrored) if entry != 0 and entry_flag(entry) != UPPER else NO_MOVE
+        if entry != 0 and entry_flag(entry) != UPPER:
+            col = stored_move(entry_move(entry), mirrored)
+        elif immediate_win(current, mask):
+            col = column_of(immediate_win(current, mask) & -immediate_win(current, mask))
+        else:
+            col = column_of(forced_move(*forced_cells(current, mask)))
     return length
 
 
