@@ -30,6 +30,7 @@ import mmap
 import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
@@ -142,8 +143,8 @@ def allocate_zeros(words: int) -> np.ndarray:
 
     The operating system hands out zeroed pages as they are first touched, so
     even an 8 GB table is allocated at once and costs memory only where the
-    search writes (the faults, about 1 us per 4 kB page, are spread over the
-    searches that touch the pages).  No transparent huge pages: measured here,
+    search writes (the faults, a few microseconds per 4 kB page, are spread
+    over the searches that first touch the pages).  No transparent huge pages: measured here,
     faulting in 2 MB pages (with the kernel compacting memory for them) made
     the first search on a fresh 64 MB table 5x slower, and made nearly all of
     a 1 GB table resident after a search of 8,000 nodes.
@@ -345,6 +346,8 @@ class Searcher:
             helper.close()
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         self._helpers = [_Helper(i) for i in range(1, threads)]
+        for helper in self._helpers:  # a searcher that is dropped ends its helper threads
+            weakref.finalize(self, helper.close)
         self._point_at_book()
         self._attach(StopSignal())
 

@@ -295,3 +295,15 @@ def test_allocating_a_large_table_touches_no_page() -> None:
 def test_the_hash_option_defaults_to_the_searchers_table() -> None:
     """The option and the searcher agree on the default table (16 MB; protocol.md says why)."""
     assert find_spec("Hash").default == DEFAULT_HASH_MB == Searcher().hash_mb == 16
+
+
+def test_a_dropped_searcher_ends_its_helper_threads() -> None:
+    before = threading.active_count()
+    searcher = Searcher(hash_mb=2, threads=3)
+    assert threading.active_count() == before + 2
+    searcher.set_threads(2)
+    del searcher
+    deadline = time.perf_counter() + 5
+    while threading.active_count() > before and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == before
