@@ -62,8 +62,8 @@ def cli(ctx: click.Context) -> None:
               help="Print the score of every column (-1000 for a full one) instead of the position's.")
 @click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True,
               help="Transposition table size in MB.")
-@click.option("--threads", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Search threads sharing the table.")
+@click.option("--threads", type=click.IntRange(1, find_spec("Threads").high), default=1, show_default=True,
+              help="Search threads sharing the table (as the Threads option).")
 def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
     """Solve positions exactly, one per line: `<moves> [<expected score>]`; an empty
     line is the empty board.
