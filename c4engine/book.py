@@ -99,6 +99,12 @@ def _byte_pointer(typingctx, address):  # type: ignore[no-untyped-def]
 
 
 @jit
+def _bytes_at(address: int, size: int) -> np.ndarray:
+    """The ``size`` bytes mapped at ``address`` as an array."""
+    return numba.carray(_byte_pointer(address), size)  # type: ignore[call-arg]  # numba adds typingctx
+
+
+@jit
 def _ordered(word: int, key_bytes: int, low_bits: int) -> int:
     """A key in the file's order, compared as unsigned: a 4-byte key gets its top bit
     flipped (the 12-ply file is sorted as signed int32), and the ``low_bits`` that
@@ -124,7 +130,7 @@ def _find(address: int, records: int, record_bytes: int, key_bytes: int, low_bit
     or a classic lo/hi loop."""
     if records == 0:
         return -1
-    data = numba.carray(_byte_pointer(address), records * record_bytes)
+    data = _bytes_at(address, records * record_bytes)
     for flip in range(2):
         key = _huffman_key(mirror(current) if flip else current, mirror(mask) if flip else mask)
         key = _ordered(key, key_bytes, low_bits)
@@ -174,7 +180,7 @@ def book_score(address: int, records: int, current: int, mask: int) -> int:
     found = _find(address, records, SCORE_RECORD_BYTES, 4, 0, current, mask)
     if found < 0:
         return NOT_IN_BOOK
-    data = numba.carray(_byte_pointer(address), records * SCORE_RECORD_BYTES)
+    data = _bytes_at(address, records * SCORE_RECORD_BYTES)
     return _SCORE_OF_BYTE[data[found * SCORE_RECORD_BYTES + 4]]
 
 
@@ -192,7 +198,7 @@ def book_outcome(address: int, records: int, current: int, mask: int) -> int:
     found = _find(address, records, OUTCOME_RECORD_BYTES, 3, 2, current, mask)
     if found < 0:
         return 1
-    data = numba.carray(_byte_pointer(address), records * OUTCOME_RECORD_BYTES)
+    data = _bytes_at(address, records * OUTCOME_RECORD_BYTES)
     return -(data[found * OUTCOME_RECORD_BYTES + 2] & 3)
 
 

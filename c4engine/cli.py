@@ -18,6 +18,7 @@ import click
 from . import __version__
 from .board import RulesError
 from .notation import is_digit_string, parse_digits
+from .options import find_spec
 
 if TYPE_CHECKING:
     from .search import Searcher
@@ -61,8 +62,8 @@ def cli(ctx: click.Context) -> None:
               help="Print the score of every column (-1000 for a full one) instead of the position's.")
 @click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True,
               help="Transposition table size in MB.")
-@click.option("--threads", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Search threads sharing the table.")
+@click.option("--threads", type=click.IntRange(1, find_spec("Threads").high), default=1, show_default=True,
+              help="Search threads sharing the table (as the Threads option).")
 def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
     """Solve positions exactly, one per line: `<moves> [<expected score>]`; an empty
     line is the empty board.
@@ -162,7 +163,8 @@ def _solve_line(searcher: Searcher, number: int, line: str | None, weak: bool, e
 @cli.command()
 @click.option("--depth", type=click.IntRange(1, 42), default=None,
               help="Search depth (default: the built-in bench depth).")
-@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True)
+@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=find_spec("Hash").default,
+              show_default=True, help="Transposition table size in MB (the engine's default Hash).")
 def bench(depth: int | None, hash_mb: int) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
     from .bench import BENCH_DEPTH, bench_lines, run_bench

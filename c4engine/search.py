@@ -25,12 +25,14 @@ the thread that fires the signal is never blocked by them).
 
 from __future__ import annotations
 
+import functools
 import mmap
 import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import numpy as np
 
@@ -51,7 +53,7 @@ UNLIMITED = 1 << 62
 EXACT_BUDGET_FACTOR = 3
 MIN_EXACT_BUDGET = 20_000
 WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
-DEFAULT_HASH_MB = 64
+DEFAULT_HASH_MB = 16  # the Hash option's default: see protocol.md ("Memory") for the measurements
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 ENTRY_BYTES = 8
 WIPE_BY_WRITING_MB = 256  # a larger table is wiped by handing its pages back (see Searcher.clear)
@@ -141,8 +143,8 @@ def allocate_zeros(words: int) -> np.ndarray:
 
     The operating system hands out zeroed pages as they are first touched, so
     even an 8 GB table is allocated at once and costs memory only where the
-    search writes (the faults, about 1 us per 4 kB page, are spread over the
-    searches that touch the pages).  No transparent huge pages: measured here,
+    search writes (the faults, a few microseconds per 4 kB page, are spread
+    over the searches that first touch the pages).  No transparent huge pages: measured here,
     faulting in 2 MB pages (with the kernel compacting memory for them) made
     the first search on a fresh 64 MB table 5x slower, and made nearly all of
     a 1 GB table resident after a search of 8,000 nodes.
@@ -158,7 +160,7 @@ def forget_pages(buffer: np.ndarray, first: int) -> None:
     """Zero ``buffer[first:]`` (``buffer`` made by :func:`allocate_zeros`) without writing
     it: its whole pages go back to the system, which maps zeroed ones on the next
     touch; only the partial page at the start is written."""
-    area = buffer.base.obj
+    area = cast(mmap.mmap, cast(memoryview, buffer.base).obj)
     page_start = -(-first * ENTRY_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
     buffer[first:page_start // ENTRY_BYTES] = 0
     if page_start < len(area):
@@ -344,6 +346,8 @@ class Searcher:
             helper.close()
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         self._helpers = [_Helper(i) for i in range(1, threads)]
+        for helper in self._helpers:  # a searcher that is dropped ends its helper threads
+            weakref.finalize(self, helper.close)
         self._point_at_book()
         self._attach(StopSignal())
 
@@ -441,7 +445,7 @@ class Searcher:
                 if other is not thread:
                     other.mem[STOP] = 1
 
-        done = [helper.run(lambda thread=thread: run(thread))
+        done = [helper.run(functools.partial(run, thread))
                 for helper, thread in zip(self._helpers, self.threads[1:])]
         run(self.threads[0])
         for event in done:

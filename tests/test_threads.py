@@ -26,7 +26,8 @@ from c4engine import kernel
 from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
-from c4engine.search import Result, Searcher, StopSignal, allocate_zeros, forget_pages
+from c4engine.options import find_spec
+from c4engine.search import DEFAULT_HASH_MB, Result, Searcher, StopSignal, allocate_zeros, forget_pages
 
 SEED = 20261122
 PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
@@ -289,3 +290,20 @@ def test_allocating_a_large_table_touches_no_page() -> None:
     elapsed = time.perf_counter() - started
     assert buffer.size == 1 << 30 and buffer[123_456_789] == 0
     assert elapsed < 1.0, f"allocating 8 GB took {elapsed:.2f} s"
+
+
+def test_the_hash_option_defaults_to_the_searchers_table() -> None:
+    """The option and the searcher agree on the default table (16 MB; protocol.md says why)."""
+    assert find_spec("Hash").default == DEFAULT_HASH_MB == Searcher().hash_mb == 16
+
+
+def test_a_dropped_searcher_ends_its_helper_threads() -> None:
+    before = threading.active_count()
+    searcher = Searcher(hash_mb=2, threads=3)
+    assert threading.active_count() == before + 2
+    searcher.set_threads(2)
+    del searcher
+    deadline = time.perf_counter() + 5
+    while threading.active_count() > before and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == before
