@@ -35,7 +35,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from c4engine.options import SPECS
+from c4engine.options import SPECS, find_spec
 from protocol_grammar import BESTMOVE_RE, DEBUG_RE, ERROR_RE, INFO_RE, is_known_line
 from timing import best_of
 
@@ -1309,7 +1309,8 @@ def test_a_failed_hash_allocation_keeps_the_old_table() -> None:
         proc.sync(READY_TIMEOUT)
         lines = proc.command("setoption name Hash value 8192")
         assert len(lines) == 1 and re.fullmatch(
-            r"info string error option Hash: not enough memory for 8192 MB; keeping the table of 64 MB",
+            rf"info string error option Hash: not enough memory for 8192 MB; keeping the table of "
+            rf"{find_spec('Hash').default} MB",
             lines[0]), lines
         for moves in ("", "4453"):
             proc.send(f"position startpos moves {moves}".strip())
