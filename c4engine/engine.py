@@ -59,10 +59,11 @@ from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_mo
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`
-# Allocating a transposition table touches every page before readyok: measured 9-18 s
-# for c4engine's Hash 8192 on this 2-core machine, and 23.3 s for Hash 4096 with the
-# load average at 7 (5.8 s per GiB).  A readyok after a large Hash gets this much
-# longer per GiB asked for, rather than the referee refusing to start such an engine.
+# An engine that touches every page of its transposition table before readyok is slow
+# with a large Hash: c4engine did so until its tables were allocated lazily (9-18 s for
+# Hash 8192 on this 2-core machine, 23.3 s for Hash 4096 with the load average at 7,
+# 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
+# for, rather than the referee refusing to start such an engine.
 READY_SECONDS_PER_GIB = 8.0
 SEARCH_GRACE = 5.0  # how long after its time limit a search may answer before it is stopped
 SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only

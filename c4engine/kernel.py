@@ -273,11 +273,13 @@ def even_rows_bound(current: int, mask: int) -> int:
 
 
 @jit
-def forced_cells(current: int, mask: int) -> tuple[int, int]:
+def forced_cells(current: int, mask: int, opponent_threats: int = -1) -> tuple[int, int]:
     """For the side to move: the opponent's immediate wins (cells it must block) and
     the playable cells that are not right below an opponent threat (moves that do
-    not hand the opponent a four)."""
-    opponent_threats = winning_cells(current ^ mask, mask)
+    not hand the opponent a four).  ``opponent_threats`` may be given when the
+    caller has them (-1: compute them)."""
+    if opponent_threats == -1:
+        opponent_threats = winning_cells(current ^ mask, mask)
     possible = playable_cells(mask)
     return opponent_threats & possible, possible & ~(opponent_threats >> 1)
 
@@ -293,8 +295,8 @@ def forced_move(opponent_wins: int, safe: int) -> int:
 
 
 @jit
-def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray
-            ) -> tuple[int, int, int, int, int, int, int]:
+def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray,
+            opponent_threats: int = -1) -> tuple[int, int, int, int, int, int, int]:
     """Settle a position (whose side to move cannot win at once) without searching it.
 
     Forced moves (the block of the opponent's only immediate threat, or the only
@@ -314,7 +316,8 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     flips = 0
     sign = 1
     while True:
-        opponent_wins, safe = forced_cells(current, mask)
+        opponent_wins, safe = forced_cells(current, mask, opponent_threats)
+        opponent_threats = -1  # given, if at all, for the first position only
         if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
                                                  or opponent_wins & safe == 0)):
             return sign * loss_now(stones), current, mask, stones, flips, 0, 0
@@ -361,16 +364,17 @@ def order_children(mem: np.ndarray, base: int, count: int) -> None:
 
 
 @jit
-def move_score(current: int, mask: int, move: int, col: int, tt_move: int, opponent_threats: int) -> int:
-    """How promising a move looks, for the move order (Steininger's threat quality).
+def move_score(mask: int, move: int, col: int, tt_move: int, threats: int, opponent_threats: int) -> int:
+    """How promising a move looks, for the move order (Steininger's threat quality);
+    ``threats`` are the mover's winning cells after the move.
 
-    Only the mover's threats that can ever be played count ("useful": not
-    directly above an opponent threat, whose cell the opponent would take first);
-    those that become playable after one more stone in their column weigh most,
-    those after two next, then any useful threat; the table's move gets a bonus
-    and the centre breaks ties."""
+    Only threats that can ever be played count ("useful": not directly above an
+    opponent threat, whose cell the opponent would take first); those that become
+    playable after one more stone in their column weigh most, those after two
+    next, then any useful threat; the table's move gets a bonus and the centre
+    breaks ties."""
     after = mask | move
-    threats = winning_cells(current | move, after) & ~(opponent_threats << 1)
+    threats &= ~(opponent_threats << 1)
     above_playable = (playable_cells(after) << 1) & BOARD_MASK
     score = (W_NEXT_TURN * popcount(threats & above_playable)
              + W_TURN_AFTER * popcount(threats & (above_playable << 1))
@@ -452,8 +456,9 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         move = safe & column_cells(col)
         if move == 0:
             continue
+        threats = winning_cells(current | move, mask | move)  # the mover's, after the move
         value, f_current, f_mask, f_stones, flips, f_lo, f_hi = resolve(
-            current ^ mask, mask | move, stones + 1, -beta, -alpha, mem)
+            current ^ mask, mask | move, stones + 1, -beta, -alpha, mem, threats)
         if value != UNRESOLVED:
             value = -value
             if value > alpha:
@@ -489,7 +494,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     continue
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
-        mem[child + C_SCORE] = (move_score(current, mask, move, col, tt_move, opponent_threats)
+        mem[child + C_SCORE] = (move_score(mask, move, col, tt_move, threats, opponent_threats)
                                 + jitter(mem, ply, col))
         mem[child + C_CURRENT] = f_current
         mem[child + C_MASK] = f_mask

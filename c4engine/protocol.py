@@ -5,8 +5,8 @@ Four kinds of thread, so that nothing slow can keep the process from hearing
 
 - the main thread only reads lines; ``quit`` and end of input it acts on itself;
 - one command thread carries out every other command, in order (so ``isready``
-  after a slow ``setoption name Hash`` is answered once the table exists, as UCI
-  intends, while the main thread still reads);
+  after a slow command, ``bench`` or a new table, is answered once it is done,
+  as UCI intends, while the main thread still reads);
 - a search runs in a worker thread, so ``stop``, ``isready`` and ``ponderhit``
   are answered while it thinks;
 - one writer thread owns stdout, so a reader that does not read blocks nobody.
@@ -134,7 +134,7 @@ class Engine:
         self._ready = threading.Event()
         self._job: SearchJob | None = None
         self.quitting = threading.Event()
-        self.busy = False  # a command that nothing interrupts runs: building a table, bench
+        self.busy = False  # a command that nothing interrupts runs: bench, setting up a table
         threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
         self.handlers: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci, "isready": self.cmd_isready, "setoption": self.cmd_setoption,
@@ -450,7 +450,7 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     ``quit`` ends the process at once: the running search is stopped and its
     bestmove written, the commands read before it are carried out (a ``go``
     among them is answered as if stopped at once), but a command that cannot
-    be interrupted (a table being built, ``bench``) is not waited for.  At the
+    be interrupted (``bench``, a table being set up) is not waited for.  At the
     end of input the commands already read are carried out (see
     :meth:`Engine.end_of_input`).  Either way the output is written out unless
     the reader has stopped reading; a reader that is gone ends the process

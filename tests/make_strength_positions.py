@@ -1,7 +1,7 @@
 """Make the position set of ``c4engine strength`` (a developer tool, not shipped).
 
     python tests/make_strength_positions.py --per-phase 100 --seed 1 \
-        --out c4engine/data/strength_positions.txt
+        --extra-middle 200 --out c4engine/data/strength_positions.txt
 
 Needs the ``bitbully`` package (pip install bitbully), an independent perfect
 solver used here only as a measuring instrument, never inside the engine.  Its
@@ -19,6 +19,11 @@ A win on the spot is always taken.  From each game at most one position per
 phase is kept, picked at random among those where the columns do not all score
 the same and the side to move cannot win at once (no decision to test); a
 position already in the set, or its mirror image, is not taken twice.
+
+``--extra-middle N`` appends N more positions with 12-16 stones, from games of
+their own (a second random stream, so the main set stays what ``--seed`` made):
+right after the 12-stone opening book each move must be proved from scratch,
+and that is where engines (ours included) lose games.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from c4engine.notation import parse_digits
 from c4engine.referee.strength import PHASES, Phase, TestPosition
 
 SLACK = 2
+EXTRA_MIDDLE = Phase("12-16 (extra)", 12, 16)
 
 
 @dataclass(frozen=True)
@@ -101,16 +107,17 @@ def pick(plies: list[Ply], phase: Phase, rng: random.Random, seen: set[int]) -> 
     return rng.choice(fits) if fits else None
 
 
-def collect(per_phase: int, seed: int, inaccuracy: float) -> dict[str, list[Ply]]:
-    """``per_phase`` positions of every phase from as many games as that takes."""
+def collect(phases: tuple[Phase, ...], per_phase: int, seed: int, inaccuracy: float,
+            seen: set[int]) -> dict[str, list[Ply]]:
+    """``per_phase`` positions of every phase in ``phases`` from as many games as that
+    takes; ``seen`` (canonical keys of positions taken) grows with them."""
     agent, rng = BitBully("12-ply-dist"), random.Random(seed)
-    chosen: dict[str, list[Ply]] = {phase.name: [] for phase in PHASES}
-    seen: set[int] = set()
+    chosen: dict[str, list[Ply]] = {phase.name: [] for phase in phases}
     games = 0
     while any(len(c) < per_phase for c in chosen.values()):
         plies = list(play_game(agent, rng, inaccuracy))
         games += 1
-        for phase in PHASES:
+        for phase in phases:
             ply = pick(plies, phase, rng, seen) if len(chosen[phase.name]) < per_phase else None
             if ply is not None:
                 chosen[phase.name].append(ply)
@@ -127,14 +134,15 @@ def outcome_counts(plies: list[Ply]) -> str:
             f"{sum(b < 0 for b in bests)} lost")
 
 
-def header(per_phase: int, seed: int, inaccuracy: float, chosen: dict[str, list[Ply]]) -> list[str]:
+def header(per_phase: int, seed: int, inaccuracy: float, extra_middle: int,
+           chosen: dict[str, list[Ply]]) -> list[str]:
     lines = [
         "# c4engine strength positions: <moves> <s1> ... <s7>, '-' for the start position.",
         "# s1..s7: exact score of playing that column, Pons' convention from the side to",
         "# move (positive wins, 0 draws, negative loses; larger is a faster win or a",
         "# slower loss); x marks a full column.",
         (f"# made by: python tests/make_strength_positions.py --per-phase {per_phase} "
-         f"--seed {seed} --inaccuracy {inaccuracy}"),
+         f"--seed {seed} --inaccuracy {inaccuracy} --extra-middle {extra_middle}"),
         (f"# scored by bitbully {bitbully_version} (12-ply-dist opening book); mostly-sound "
          f"games: moves keep the result within {SLACK} points of the best, with probability "
          f"{inaccuracy} any move not losing at once; wins on the spot always taken and "
@@ -150,14 +158,20 @@ def header(per_phase: int, seed: int, inaccuracy: float, chosen: dict[str, list[
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--inaccuracy", type=click.FloatRange(0, 1), default=0.15, show_default=True,
               help="Probability of a move chosen among all moves that do not lose at once.")
+@click.option("--extra-middle", type=click.IntRange(min=0), default=0, show_default=True,
+              help="More positions with 12-16 stones, appended after the main set.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def main(per_phase: int, seed: int, inaccuracy: float, out: Path) -> None:
+def main(per_phase: int, seed: int, inaccuracy: float, extra_middle: int, out: Path) -> None:
     """Write the strength position set, the phases taking turns line by line, so
-    that the first N positions (``c4engine strength --limit N``) cover every phase."""
-    chosen = collect(per_phase, seed, inaccuracy)
-    lines = header(per_phase, seed, inaccuracy, chosen)
+    that the first N positions (``c4engine strength --limit N``) cover every phase;
+    the extra 12-16-stone positions come last."""
+    seen: set[int] = set()
+    chosen = collect(PHASES, per_phase, seed, inaccuracy, seen)
+    extra = collect((EXTRA_MIDDLE,), extra_middle, seed + 1, inaccuracy, seen) if extra_middle else {}
+    lines = header(per_phase, seed, inaccuracy, extra_middle, chosen | extra)
     for row in zip(*chosen.values()):
         lines += [p.as_test_position().to_line() for p in row]
+    lines += [p.as_test_position().to_line() for plies in extra.values() for p in plies]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

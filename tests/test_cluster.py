@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -82,14 +81,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@dataclass(frozen=True)
-class Head:
-    address: str  # HOST:PORT
-    client: str  # ray://HOST:PORT, the Ray client server
-
-
 @pytest.fixture(scope="module")
-def head() -> Iterator[Head]:
+def head() -> Iterator[str]:
     """A Ray head node on loopback with 2 CPUs; stopped after the module.  Its
     workers import this checkout (PYTHONPATH), as a worker machine would import
     the c4engine installed at the same path."""
@@ -100,14 +93,13 @@ def head() -> Iterator[Head]:
         filter(None, [str(ROOT), str(TESTS), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
         [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
-         "--ray-client-server-port", str(client_port),
+         "--ray-client-server-port", str(client_port),  # not the 10001 of another cluster
          "--node-ip-address", "127.0.0.1", "--include-dashboard=false",
          "--disable-usage-stats"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        for listening in (port, client_port):
-            _wait_for_port(listening, process)
-        yield Head(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}")
+        _wait_for_port(port, process)
+        yield f"127.0.0.1:{port}"
     finally:
         process.terminate()  # `ray start --block` ends the processes it started
         process.wait(60)
@@ -131,14 +123,14 @@ def games_as_played(pgn: Path) -> list[tuple[str, str, str, str, str, list[int]]
 
 
 @pytest.mark.slow
-def test_a_cluster_match_reads_like_the_local_one(head: Head, tmp_path):
+def test_a_cluster_match_reads_like_the_local_one(head: str, tmp_path):
     """The engines are deterministic, so both matches play the same games: the same
     summary, the same progress lines, the same PGN games in game order."""
     args = ["--engine", SIMPLE, "--engine", SIMPLE_LAST, "--depth", "1", "--rounds", "5",
             "--sprt", "elo0=0 elo1=10"]
     local = run_match_cli(*args, "--pgn", str(tmp_path / "local.pgn"))
     remote = run_match_cli(*args, "--pgn", str(tmp_path / "cluster.pgn"),
-                           "--cluster", head.address, "--concurrency", "2")
+                           "--cluster", head, "--concurrency", "2")
     assert local.exit_code == 0 and remote.exit_code == 0, remote.output
     assert remote.stdout == local.stdout
     assert "10 of 10 games finished." in remote.stdout and "Ptnml(0-2)" in remote.stdout
@@ -152,22 +144,22 @@ def test_a_cluster_match_reads_like_the_local_one(head: Head, tmp_path):
 
 
 @pytest.mark.slow
-def test_misbehaviour_on_a_worker_is_judged_as_at_home(head: Head):
+def test_misbehaviour_on_a_worker_is_judged_as_at_home(head: str):
     """A crash inside an actor: the engine is adjudicated and restarted by the
-    referee (play_game), the actor lives on.  Driven through the Ray client."""
+    referee (play_game), the actor lives on."""
     report = run_cluster_match(config(SIMPLE, misbehaving("crash")), lambda _line: None,
-                               address=head.client)
+                               address=head)
     assert len(report.tally.outcomes) == 4
     assert report.tally.forfeits(1) == {"abandoned": 4}
     assert all("crashing on purpose" in o.pgn.result_comment for o in report.tally.outcomes)
 
 
 @pytest.mark.slow
-def test_an_sprt_decision_stops_the_cluster_match(head: Head, tmp_path):
+def test_an_sprt_decision_stops_the_cluster_match(head: str, tmp_path):
     pgn = tmp_path / "sprt.pgn"
     cfg = config(SIMPLE, misbehaving("illegal"), openings=builtin_openings(), games=40,
                  sprt=SprtParams(0, 200, model="logistic"), pgn_path=pgn)
-    report = run_cluster_match(cfg, lambda _line: None, address=head.address, concurrency=2)
+    report = run_cluster_match(cfg, lambda _line: None, address=head, concurrency=2)
     assert report.tally.decision() == "H1"
     assert len(report.tally.outcomes) == 16  # 8 won pairs, then nothing more is recorded
     assert "16 of 40 games finished." in report.tally.summary_lines(report.scheduled)
@@ -175,7 +167,7 @@ def test_an_sprt_decision_stops_the_cluster_match(head: Head, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path):
+def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: str, tmp_path):
     """Killed while both actors are in the middle of a pair (each game ~1 s; the
     pool hands an actor its next pair before it reports the last one): Ray restarts
     the actor and replays its pair there.  Without the replay a pair would be
@@ -192,7 +184,7 @@ def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path
     pgn = tmp_path / "killed.pgn"
     cfg = config(SLOW, f"{SLOW} 0.02", openings=("11", "22", "33", "55"), games=8,
                  pgn_path=pgn)
-    report = run_cluster_match(cfg, kill_one_actor, address=head.address, concurrency=2)
+    report = run_cluster_match(cfg, kill_one_actor, address=head, concurrency=2)
     assert killed
     numbers = sorted(o.spec.number for o in report.tally.outcomes)
     assert numbers == list(range(1, 9))
@@ -201,11 +193,11 @@ def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path
 
 
 @pytest.mark.slow
-def test_an_engine_that_does_not_start_fails_the_match_at_once(head: Head, tmp_path):
+def test_an_engine_that_does_not_start_fails_the_match_at_once(head: str, tmp_path):
     pgn = tmp_path / "none.pgn"
     started = time.monotonic()
     result = run_match_cli("--engine", SIMPLE, "--engine", "/nonexistent/engine", "--depth", "1",
-                           "--games", "20", "--cluster", head.address, "--pgn", str(pgn))
+                           "--games", "20", "--cluster", head, "--pgn", str(pgn))
     elapsed = time.monotonic() - started
     assert result.exit_code == 1
     assert f"Error: worker {socket.gethostname()} (" in result.output  # its name and address
@@ -215,10 +207,10 @@ def test_an_engine_that_does_not_start_fails_the_match_at_once(head: Head, tmp_p
 
 
 @pytest.mark.slow
-def test_strength_on_the_cluster_judges_as_at_home(head: Head):
+def test_strength_on_the_cluster_judges_as_at_home(head: str):
     args = ["--engine", SIMPLE, "--movetime", "10", "--limit", "12"]
     local = CliRunner().invoke(strength_command, args)
-    remote = CliRunner().invoke(strength_command, [*args, "--cluster", head.address])
+    remote = CliRunner().invoke(strength_command, [*args, "--cluster", head])
     assert remote.exit_code == local.exit_code == 1, remote.output  # simple blunders
 
     def without_times(text: str) -> list[str]:

@@ -35,7 +35,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from c4engine.options import SPECS, find_spec
+from c4engine.options import SPECS
 from protocol_grammar import BESTMOVE_RE, DEBUG_RE, ERROR_RE, INFO_RE, is_known_line
 from timing import best_of
 
@@ -45,6 +45,7 @@ START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 MID_FEN = "7/7/7/7/3p3/2pPP2[PPPPPPPPPPPPPPPPPPPppppppppppppppppppp] w - - 0 3"  # after 4453
 WIDTH, HEIGHT = 7, 6
 FILES = "abcdefg"
+DEFAULT_HASH_MB = next(spec.default for spec in SPECS if spec.name == "Hash")
 
 # ------------------------------------------------------------------ an independent referee
 
@@ -377,20 +378,34 @@ def test_uci_through_console_script_lists_everything_before_uciok() -> None:
         proc.close()
 
 
+def test_protocol_md_lists_every_option_as_uci_announces_it() -> None:
+    """The contract's ``uci`` example names every option of options.py, in order, as
+    the engine announces it, and its table explains each one."""
+    text = (Path(__file__).resolve().parents[1] / "protocol.md").read_text()
+    listed = [line[2:] for line in text.splitlines() if line.startswith("< option name ")]
+    assert listed == [spec.announce() for spec in SPECS]
+    for spec in SPECS:
+        assert f"| `{spec.name}` |" in text, f"protocol.md's option table lacks {spec.name}"
+
+
 def test_uciok_within_a_second_of_a_fresh_start() -> None:
     """cutechess starts the process and sends ``uci`` at once: ``uciok`` must not wait for
-    numba (protocol.md: "answered at once")."""
-    proc = EngineProcess()
-    try:
-        sent = proc.send("uci")
-        lines = proc.read_until("uciok", READY_TIMEOUT)
-        elapsed = time.perf_counter() - sent
-        print(f"\nfresh process: uciok {elapsed * 1000:.0f} ms after uci")
-        assert elapsed < 1.0
-        assert len(lines) == 2 + len(SPECS) + 1
-        assert proc.sync(READY_TIMEOUT) == []
-    finally:
-        proc.close()
+    numba (protocol.md: "answered at once"); within a second, best of three starts."""
+    def uciok_seconds() -> float:
+        proc = EngineProcess()
+        try:
+            sent = proc.send("uci")
+            lines = proc.read_until("uciok", READY_TIMEOUT)
+            elapsed = time.perf_counter() - sent
+            assert len(lines) == 2 + len(SPECS) + 1
+            assert proc.sync(READY_TIMEOUT) == []
+            return elapsed
+        finally:
+            proc.close()
+
+    best = best_of(uciok_seconds, within=1.0, tries=3)
+    print(f"\nfresh process: uciok {best * 1000:.0f} ms after uci (best try)")
+    assert best < 1.0
 
 
 @pytest.mark.slow
@@ -1068,7 +1083,7 @@ def test_setoption_or_ucinewgame_during_search_stops_it(engine: EngineProcess, c
         check_bestmove(engine.read_until("bestmove", 2.0)[-1], Board())
         assert bestmoves(engine.sync()) == []
     finally:
-        engine.send("setoption name Hash value 64")
+        engine.send(f"setoption name Hash value {DEFAULT_HASH_MB}")
 
 
 def test_stop_when_idle_writes_nothing(engine: EngineProcess) -> None:
@@ -1264,18 +1279,22 @@ def test_output_never_fails_on_the_terminals_encoding() -> None:
     assert lines[-1] == "Moves: (none)"
 
 
-def test_quit_is_not_kept_waiting_by_a_table_being_built() -> None:
-    """``setoption name Hash value 1024`` takes seconds to build on a busy machine (every
-    page is touched); ``isready`` waits for it as UCI intends, but ``quit`` is read
-    meanwhile and ends the process at once."""
+def test_quit_is_not_kept_waiting_by_a_busy_command() -> None:
+    """``bench`` takes seconds and nothing interrupts it; ``isready`` after it waits for
+    it as UCI intends, but ``quit`` is read meanwhile and ends the process at once:
+    no bench result and no ``readyok`` are written."""
     proc = start_engine()
     try:
-        proc.send("setoption name Hash value 1024")
+        handshake = len(proc.transcript)
+        proc.send("bench")
         proc.send("isready")
         sent = proc.send("quit")
         assert proc.wait_exit(5.0) == 0
-        print(f"\nquit while building 1024 MB -> exit: {(time.perf_counter() - sent) * 1000:.0f} ms")
-        assert time.perf_counter() - sent < 3.0
+        elapsed = time.perf_counter() - sent
+        print(f"\nquit during bench -> exit: {elapsed * 1000:.0f} ms")
+        after = proc.transcript[handshake:]
+        assert not any(line.startswith(("Nodes searched", "readyok")) for line in after), "quit waited for bench"
+        assert elapsed < 3.0
     finally:
         proc.close()
 
@@ -1309,15 +1328,14 @@ def test_a_failed_hash_allocation_keeps_the_old_table() -> None:
         proc.sync(READY_TIMEOUT)
         lines = proc.command("setoption name Hash value 8192")
         assert len(lines) == 1 and re.fullmatch(
-            rf"info string error option Hash: not enough memory for 8192 MB; keeping the table of "
-            rf"{find_spec('Hash').default} MB",
+            rf"info string error option Hash: not enough memory for 8192 MB; keeping the table of {DEFAULT_HASH_MB} MB",
             lines[0]), lines
         for moves in ("", "4453"):
             proc.send(f"position startpos moves {moves}".strip())
             proc.send("go depth 8")
             lines = proc.read_until("bestmove")
             assert errors(lines) == [], lines
-            assert int(infos(lines)[-1]["hashfull"]) >= 0
+            assert int(infos(lines)[-1]["depth"]) >= 8, "the search ran"
             check_bestmove(lines[-1], Board(moves))
         assert proc.command("setoption name Hash value 32") == []
         proc.assert_clean()

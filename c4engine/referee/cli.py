@@ -217,8 +217,9 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
     - a malformed or out-of-range number makes its info line count as unsent;
     - engine text is made safe for the PGN (braces become parentheses);
     - each engine runs in its own process group, ended with it;
-    - readyok is awaited 15 s, plus 8 s per GiB of a Hash option (allocating
-      or clearing a large table is slow); uciok --handshake-timeout.
+    - readyok is awaited 15 s, plus 8 s per GiB of a Hash option (an engine
+      that allocates or clears a large table at once is slow); uciok
+      --handshake-timeout.
     """
     specs = ctx.meta[_ENGINE_GROUP_KEY]
     if len(specs) != 2:
