@@ -52,7 +52,7 @@ ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
 _ADDRESS = re.compile(r"auto|(ray://)?[\w.\-]+:\d{1,5}")
 RESTARTS = 3  # times an actor is restarted after its worker is lost
 # A call to a lost actor is retried until the actor runs again or is lost for good:
-# a lost machine is declared dead only after Ray's health checks (some 30 s), and
+# a lost machine is declared dead only after Ray's health checks (15-30 s), and
 # until then every retry fails at once, so a count of retries would run out first.
 RETRY_UNTIL_RESTARTED = -1
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
