@@ -46,11 +46,21 @@ def run_match_cli(*args: str):
 def test_without_ray_the_option_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     result = run_match_cli("--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1",
-                           "--cluster", "auto")
+                           "--cluster", "auto")  # auto: no address to reach first
     assert result.exit_code == 1
     assert "--cluster needs Ray, which is not installed: pip install 'c4engine[cluster]'" \
         in result.output
     assert "Finished game" not in result.output
+
+
+def test_an_address_where_nothing_listens_fails_at_once():
+    port = free_port()  # closed again: nothing listens there
+    started = time.monotonic()
+    result = run_match_cli("--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1",
+                           "--cluster", f"127.0.0.1:{port}")
+    assert result.exit_code == 1
+    assert f"no Ray cluster answers at 127.0.0.1:{port}: Connection refused" in result.output
+    assert time.monotonic() - started < 10
 
 
 @pytest.mark.parametrize("address", ["", "localhost", "http://host:6379", "ray://host",

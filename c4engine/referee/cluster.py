@@ -55,6 +55,7 @@ RESTARTS = 3  # times an actor is restarted after its worker is lost
 # a lost machine is declared dead only after Ray's health checks (15-30 s), and
 # until then every retry fails at once, so a count of retries would run out first.
 RETRY_UNTIL_RESTARTED = -1
+CONNECT_SECONDS = 10.0  # for a cluster's head to accept a connection
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
 
 T = TypeVar("T")
@@ -77,9 +78,23 @@ def import_ray() -> ModuleType:
     return ray
 
 
+def check_reachable(address: str) -> None:
+    """A click error at once when nothing listens at HOST:PORT, where ``ray.init``
+    would wait for minutes (it retries the head's GCS every 30 s)."""
+    if address == "auto":
+        return  # Ray reads this machine's cluster address from its own files
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as err:
+        raise click.ClickException(f"no Ray cluster answers at {address}: "
+                                   f"{err.strerror or err}") from None
+
+
 @contextmanager
 def connected(address: str) -> Iterator[ModuleType]:
     """Ray, connected to the cluster at ``address`` for the length of the block."""
+    check_reachable(address)
     ray = import_ray()
     try:
         try:
