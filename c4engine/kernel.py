@@ -1,14 +1,29 @@
 """The search kernel: negamax alpha-beta over bitboards, compiled by numba.
 
 One recursive function serves both jobs of the engine.  With a depth that
-reaches the end of the game it is Pascal Pons' exact solver (null windows,
-score bounds from the number of stones, never a move that hands the opponent
-a four, moves ordered by the threats they create, a transposition table of
-bounds); with a smaller depth it is a depth-limited search that calls the
-threat evaluation at its leaves.  Both share one table: an entry records the
-depth it was searched to, capped at the number of empty cells, so an entry
-from an exact search serves any later search and a shallow one never passes
-for exact.
+reaches the end of the game it is an exact solver in the way of Steininger's
+``c4``; with a smaller depth it is a depth-limited search that calls the threat
+evaluation at its leaves.  Both share one table: an entry records the depth it
+was searched to, capped at the number of empty cells, so an entry from an
+exact search serves any later search and a shallow one never passes for exact.
+
+What keeps the tree small (each measured on its own, see the commit log;
+empty board: 2,067 M nodes weak and 3,463 M strong before, 78 M and 134 M after):
+
+* static resolution (:func:`resolve`): before a position costs a node, forced
+  moves are played in a loop, a side facing two wins (or a win above the one
+  it must block) has lost, a side that cannot make four any more scores at
+  most 0, no win or loss can come sooner than the next moves allow, and at the
+  first player's turn the second player's claimeven strategy bounds the score
+  from above (:func:`even_rows_bound`).  Every child is resolved this way
+  before any is searched, so a node also knows it cannot win with its third
+  stone;
+* enhanced transposition cutoffs: below ``ETC_STONES`` the children's table
+  entries may settle the node before any child is searched;
+* move order by threat quality (:func:`move_score`);
+* a table of bounds under partial keys, one entry for a position and its
+  mirror image, and a bound that meets a proven one is stored as exact;
+* the driver (:func:`solve`) narrows the score with null windows.
 
 Scores (internal): a proven result with Pons score ``s`` (see DESIGN.md) is
 ``MATE + s`` for a win and ``-MATE + s`` for a loss; a draw is 0; heuristic
@@ -82,9 +97,11 @@ ETC_STONES = CELLS - 15
 WEAK_FIRST_STONES = 6  # see solve()
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
-# index, ``key % size`` for a size above 2**17, they identify a 49-bit key),
-# the value, the depth, the bound type, the best move and the generation
-# (bumping it empties the table without touching memory).
+# index, ``key % size`` for an odd size above 2**17, they identify a 49-bit key
+# by the Chinese remainder theorem), the value, the depth, the bound type, the
+# best move and the generation (bumping it empties the table without touching
+# memory).  The key is the smaller of the position's and its mirror image's
+# (see table_key); the move is then stored mirrored.
 VALUE_SHIFT, DEPTH_SHIFT, FLAG_SHIFT, MOVE_SHIFT, GEN_SHIFT = 32, 48, 54, 56, 59
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
