@@ -39,13 +39,17 @@ class Backend:
         self.write = write
         self._book: OpeningBook | None = None
         self._rng = random.Random()
-        self.searcher = Searcher(options.number("Hash"), self._weights(), self._wanted_book())
+        self.searcher = Searcher(options.number("Hash"), self._weights(), self._wanted_book(),
+                                 options.number("Threads"))
         self.searcher.warm_up()
 
     def apply(self, option: str) -> None:
-        """Make an option that was just set take effect."""
+        """Make an option that was just set take effect.  ``Hash`` and ``Threads`` raise
+        MemoryError, with the searcher unchanged, when the new table cannot be had."""
         if option == "Hash":
             self.searcher.resize(self.options.number("Hash"))
+        elif option == "Threads":
+            self.searcher.set_threads(self.options.number("Threads"))
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":

@@ -30,22 +30,31 @@ against an independent solver (see ``tests/test_book.py``):
   wins.  Positions where the side to move wins with its next stone are left
   out: the search sees those by itself.
 
-Kernel interface: :func:`book_score` (exact Pons scores, 12 stones) and
-:func:`book_outcome` (+1/0/-1, 8 stones) are ``numba.njit`` functions of
-``(keys, values, current, mask)``; both return :data:`NOT_IN_BOOK` for any
-position they cannot answer.  The two are separate functions so that a
-kernel never takes one encoding for the other: a 12-stone answer is the
-score; an 8-stone answer only bounds it (+1: score >= 1, 0: exactly 0,
--1: score <= -1).
+Kernel interface: both files are mapped read-only (``np.memmap``) and searched
+where they lie, so that the book is held once per machine: every engine
+process of a match shares the same pages of the operating system's file
+cache, and none holds a private copy.  The kernel gets a book as the address
+of its mapped bytes and its record count (two int64 in its context, see
+:mod:`c4engine.kernel`), because a memory map cannot join the one int64
+array the kernel is passed.  :func:`book_score` (exact Pons scores,
+12 stones) and :func:`book_outcome` (+1/0/-1, 8 stones) are ``numba.njit``
+functions of ``(address, records, current, mask)``; both return
+:data:`NOT_IN_BOOK` for any position they cannot answer.  The two are
+separate functions so that a kernel never takes one encoding for the other:
+a 12-stone answer is the score; an 8-stone answer only bounds it (+1:
+score >= 1, 0: exactly 0, -1: score <= -1).  The search uses only the
+12-stone file; the 8-stone one is mapped the first time it is probed.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
+import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
 from . import bits
 from .jitbits import has_four, jit, mirror, popcount
@@ -56,9 +65,10 @@ NOT_IN_BOOK = -128
 OUTCOME_STONES = 8
 SCORE_STONES = 12
 
-_KEY12_RECORD = np.dtype([("key", ">i4"), ("value", "u1")])
+SCORE_RECORD_BYTES = 5  # big-endian int32 key, signed byte value
+OUTCOME_RECORD_BYTES = 3  # big-endian 24-bit key whose two low bits hold the value
+CHECKED_RECORDS = 64  # records checked at load at each end of the 12-ply file, and between them
 _DISTANCE_BASE = 100  # the 12-ply file stores +-(100 - plies to the winning stone)
-
 
 
 class BookUnavailableError(RuntimeError):
@@ -80,82 +90,58 @@ def _huffman_key(current: int, mask: int) -> int:
     return key << 1
 
 
-def pack(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """One int64 per record, ``key << 8`` plus the value's byte: sorted as the keys
-    are, and a single array, so that the kernel can keep the book in the same
-    array as everything else it is passed (see :mod:`c4engine.kernel`)."""
-    return (keys.astype(np.int64) << 8) | (values.astype(np.int64) & 0xFF)
+@intrinsic
+def _byte_pointer(typingctx, address):  # type: ignore[no-untyped-def]
+    """An int64 address as a ``uint8*`` (numba has no cast from integers to pointers)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint8)))
+    return types.CPointer(types.uint8)(types.int64), codegen
 
 
 @jit
-def _search(table: np.ndarray, start: int, n: int, key: int) -> int:
-    """The value packed with ``key`` among ``table[start:start + n]``, or NOT_IN_BOOK.
-
-    Branch-free halving (a conditional move, no unpredictable jump): measured
-    10-30 % faster here than ``np.searchsorted`` or a classic lo/hi loop.
-    """
-    if n == 0:
-        return NOT_IN_BOOK
-    base = start
-    while n > 1:
-        half = n >> 1
-        base = base + half if (table[base + half] >> 8) <= key else base
-        n -= half
-    if (table[base] >> 8) != key:
-        return NOT_IN_BOOK
-    return ((table[base] & 0xFF) ^ 0x80) - 0x80  # the low byte, sign-extended
+def _bytes_at(address: int, size: int) -> np.ndarray:
+    """The ``size`` bytes mapped at ``address`` as an array."""
+    return numba.carray(_byte_pointer(address), size)  # type: ignore[call-arg]  # numba adds typingctx
 
 
 @jit
-def _search_both(table: np.ndarray, start: int, n: int, current: int, mask: int,
-                 signed32: bool) -> int:
-    """Look the position up, then its mirror image: the files keep either."""
+def _ordered(word: int, key_bytes: int, low_bits: int) -> int:
+    """A key in the file's order, compared as unsigned: a 4-byte key gets its top bit
+    flipped (the 12-ply file is sorted as signed int32), and the ``low_bits`` that
+    hold a value (8-ply file) are dropped."""
+    return (word ^ (1 << 31) if key_bytes == 4 else word) >> low_bits
+
+
+@jit
+def _record_key(data: np.ndarray, record: int, record_bytes: int, key_bytes: int, low_bits: int) -> int:
+    """The key of ``record``, read big-endian, as :func:`_ordered` compares it."""
+    word = 0
+    for i in range(key_bytes):
+        word = (word << 8) | data[record * record_bytes + i]
+    return _ordered(word, key_bytes, low_bits)
+
+
+@jit
+def _find(address: int, records: int, record_bytes: int, key_bytes: int, low_bits: int,
+          current: int, mask: int) -> int:
+    """The index of the position's record, else its mirror image's (the files keep
+    either), else -1.  Branch-free halving (a conditional move, no
+    unpredictable jump): measured 10-30 % faster here than ``np.searchsorted``
+    or a classic lo/hi loop."""
+    if records == 0:
+        return -1
+    data = _bytes_at(address, records * record_bytes)
     for flip in range(2):
-        cur = mirror(current) if flip else current
-        key = _huffman_key(cur, mirror(mask) if flip else mask)
-        if signed32 and key >= 1 << 31:
-            key -= 1 << 32
-        value = _search(table, start, n, key)
-        if value != NOT_IN_BOOK:
-            return value
-    return NOT_IN_BOOK
-
-
-@jit
-def book_score(table: np.ndarray, start: int, n: int, current: int, mask: int) -> int:
-    """Exact Pons score (side to move) of a 12-stone position, else NOT_IN_BOOK.
-
-    The records are ``table[start:start + n]``, as :attr:`OpeningBook.table12`
-    holds them.  Positions whose side to move wins with its next stone are not
-    in the book.
-    """
-    if popcount(mask) != SCORE_STONES:
-        return NOT_IN_BOOK
-    return _search_both(table, start, n, current, mask, True)
-
-
-@jit
-def book_outcome(table: np.ndarray, start: int, n: int, current: int, mask: int) -> int:
-    """+1 win, 0 draw, -1 loss for the side to move of an 8-stone position, else NOT_IN_BOOK.
-
-    The records are ``table[start:start + n]``, as :attr:`OpeningBook.table8`
-    holds them.  The file leaves wins out, so "not found" means a win; that
-    inference needs a real table and a game not over yet, hence the two guards.
-    """
-    if popcount(mask) != OUTCOME_STONES or n == 0 or has_four(current ^ mask):
-        return NOT_IN_BOOK
-    found = _search_both(table, start, n, current, mask, False)
-    return 1 if found == NOT_IN_BOOK else found
-
-
-def _read_8ply(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted keys (int32) and outcomes (int8: 0 draw, -1 loss) of the 8-ply file."""
-    raw = np.fromfile(path, dtype=np.uint8)
-    if raw.size % 3:
-        raise BookUnavailableError(f"{path}: size {raw.size} is not a whole number of 3-byte records")
-    octets = raw.reshape(-1, 3).astype(np.int32)
-    word = (octets[:, 0] << 16) | (octets[:, 1] << 8) | octets[:, 2]
-    return word & ~3, (-(word & 3)).astype(np.int8)
+        key = _huffman_key(mirror(current) if flip else current, mirror(mask) if flip else mask)
+        key = _ordered(key, key_bytes, low_bits)
+        base, n = 0, records
+        while n > 1:
+            half = n >> 1
+            base = base + half if _record_key(data, base + half, record_bytes, key_bytes, low_bits) <= key else base
+            n -= half
+        if _record_key(data, base, record_bytes, key_bytes, low_bits) == key:
+            return base
+    return -1
 
 
 def _distance_to_score(v: int) -> int:
@@ -177,31 +163,84 @@ def _distance_to_score(v: int) -> int:
 
 _SCORE_OF_BYTE = np.array([_distance_to_score(int(v)) for v in np.arange(256, dtype=np.uint8).view(np.int8)],
                           dtype=np.int8)
-"""Indexed by the stored byte as unsigned: converting 4.2 M values is one gather, no temporaries."""
+"""Indexed by the stored byte as unsigned: a probe's conversion is one load, and
+checking the whole file is one gather."""
 
 
-def _read_12ply(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted keys (int32) and exact scores (int8) of the 12-ply distance file.
+@jit
+def book_score(address: int, records: int, current: int, mask: int) -> int:
+    """Exact Pons score (side to move) of a 12-stone position, else NOT_IN_BOOK.
 
-    The file is mapped rather than read, so that only the two native arrays
-    the search needs are ever allocated.
+    ``address`` and ``records`` are :attr:`OpeningBook.score_address` and
+    :attr:`OpeningBook.score_records`.  Positions whose side to move wins with
+    its next stone are not in the book.
     """
+    if popcount(mask) != SCORE_STONES:
+        return NOT_IN_BOOK
+    found = _find(address, records, SCORE_RECORD_BYTES, 4, 0, current, mask)
+    if found < 0:
+        return NOT_IN_BOOK
+    data = _bytes_at(address, records * SCORE_RECORD_BYTES)
+    return _SCORE_OF_BYTE[data[found * SCORE_RECORD_BYTES + 4]]
+
+
+@jit
+def book_outcome(address: int, records: int, current: int, mask: int) -> int:
+    """+1 win, 0 draw, -1 loss for the side to move of an 8-stone position, else NOT_IN_BOOK.
+
+    The file leaves wins out, so "not found" means a win; that inference
+    needs a real table and a game not over yet, hence the two guards.  The
+    key's two low bits are always zero, so the file keeps the value there and
+    the search compares keys without them.
+    """
+    if popcount(mask) != OUTCOME_STONES or records == 0 or has_four(current ^ mask):
+        return NOT_IN_BOOK
+    found = _find(address, records, OUTCOME_RECORD_BYTES, 3, 2, current, mask)
+    if found < 0:
+        return 1
+    data = _bytes_at(address, records * OUTCOME_RECORD_BYTES)
+    return -(data[found * OUTCOME_RECORD_BYTES + 2] & 3)
+
+
+def _map(path: Path, record_bytes: int) -> np.ndarray:
+    """The file as read-only bytes shared with every process that maps it."""
     size = path.stat().st_size
-    if size % _KEY12_RECORD.itemsize:
-        raise BookUnavailableError(f"{path}: size {size} is not a whole number of 5-byte records")
-    records = np.memmap(path, dtype=_KEY12_RECORD, mode="r")
-    keys = records["key"].astype(np.int32)
-    scores = _SCORE_OF_BYTE[records["value"]]
-    del records
-    if np.any(scores == NOT_IN_BOOK):
-        raise BookUnavailableError(f"{path}: values out of the format's range")
-    return keys, scores
+    if size == 0 or size % record_bytes:
+        raise BookUnavailableError(f"{path}: size {size} is not a whole number of {record_bytes}-byte records")
+    return np.memmap(path, dtype=np.uint8, mode="r")
 
 
-def _check_sorted(name: str, keys: np.ndarray) -> None:
-    """Refuse a file the binary search would misread (a format change, a bad copy)."""
-    if keys.size == 0 or not np.all(keys[1:] > keys[:-1]):
-        raise BookUnavailableError(f"opening book {name}: keys are empty or not strictly increasing")
+def _check_scores(path: Path, data: np.ndarray) -> None:
+    """Refuse a 12-ply file the binary search would misread (a format change, a bad
+    copy): keys strictly increasing, every value a possible score.
+
+    Checked on a sample (the first and last CHECKED_RECORDS records and as many
+    spread evenly between them): reading every record would make all 21 MB of
+    the file resident in every engine process at every start, a tenth of its
+    memory, for a check that ``tests/test_book.py`` makes record by record
+    against the package's own reader.  (Each page read also maps its
+    neighbours already in the page cache, so even a sample of a few hundred
+    spread records maps most of the file.)"""
+    records = data.view(np.dtype([("key", ">i4"), ("value", "u1")]))
+    count = records.size
+    picks = np.unique(np.concatenate([np.arange(min(count, CHECKED_RECORDS)),
+                                      np.linspace(0, count - 1, CHECKED_RECORDS).astype(np.int64),
+                                      np.arange(max(0, count - CHECKED_RECORDS), count)]))
+    sample = records[picks]
+    if not np.all(sample["key"][1:] > sample["key"][:-1]):
+        raise BookUnavailableError(f"opening book {path.name}: keys are not strictly increasing")
+    if np.any(_SCORE_OF_BYTE[sample["value"]] == NOT_IN_BOOK):
+        raise BookUnavailableError(f"opening book {path.name}: values out of the format's range")
+
+
+def _check_outcomes(path: Path, data: np.ndarray) -> None:
+    """Refuse an 8-ply file whose keys are not strictly increasing or whose values are
+    not 0 (draw) or 1 (loss)."""
+    octets = data.reshape(-1, OUTCOME_RECORD_BYTES).astype(np.int32)
+    word = (octets[:, 0] << 16) | (octets[:, 1] << 8) | octets[:, 2]
+    keys = word & ~3
+    if not np.all(keys[1:] > keys[:-1]) or np.any((word & 3) > 1):
+        raise BookUnavailableError(f"opening book {path.name}: keys not increasing or values out of range")
 
 
 def _database_path(name: str) -> Path:
@@ -218,52 +257,80 @@ def _database_path(name: str) -> Path:
     return path
 
 
-@dataclass(frozen=True, eq=False)  # compared and hashed by identity, not array by array
 class OpeningBook:
-    """The two tables as numpy arrays, ready to hand to the numba kernel.
+    """The two files mapped read-only, with what the kernel needs to search them.
 
-    ``table8`` goes to :func:`book_outcome`, ``table12`` to :func:`book_score`:
-    sorted int64 records packed by :func:`pack`.
+    Compared and hashed by identity.  The 12-stone file is mapped and checked
+    when the book is loaded; the 8-stone one, which the search does not use,
+    on the first :meth:`probe_outcome`.
     """
 
-    table8: np.ndarray
-    table12: np.ndarray
+    def __init__(self, scores: np.ndarray, outcomes_path: Path | None) -> None:
+        self._scores = scores
+        self._outcomes_path = outcomes_path
+        self._outcomes: np.ndarray | None = None
 
     @classmethod
     @functools.cache
     def load(cls) -> OpeningBook:
-        """Read both files once per process (later calls return the same book).
+        """Map the 12-stone file once per process (later calls return the same book).
 
         Raises :class:`BookUnavailableError` with the reason when the package or
-        a file is missing or malformed.
+        the file is missing or malformed.
         """
-        keys8, outcomes8 = _read_8ply(_database_path("8-ply"))
-        keys12, scores12 = _read_12ply(_database_path("12-ply-dist"))
-        _check_sorted("8-ply", keys8)
-        _check_sorted("12-ply-dist", keys12)
-        return cls(pack(keys8, outcomes8), pack(keys12, scores12))
+        path = _database_path("12-ply-dist")
+        scores = _map(path, SCORE_RECORD_BYTES)
+        _check_scores(path, scores)
+        return cls(scores, _database_path("8-ply"))
 
     @classmethod
     def empty(cls) -> OpeningBook:
-        """A book that knows nothing: same array types, so the kernel compiles once."""
-        return cls(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        """A book that knows nothing."""
+        return cls(np.empty(0, dtype=np.uint8), None)
 
     @property
     def has_scores(self) -> bool:
-        """Whether the 12-stone table is loaded (``empty()`` has none)."""
-        return self.table12.size > 0
+        """Whether the 12-stone table is there (``empty()`` has none)."""
+        return self.score_records > 0
 
     @property
-    def nbytes(self) -> int:
-        """Memory held by the two tables."""
-        return self.table8.nbytes + self.table12.nbytes
+    def score_address(self) -> int:
+        """Where the 12-stone records start in memory (0 for none), for :func:`book_score`."""
+        return int(self._scores.ctypes.data) if self.has_scores else 0
+
+    @property
+    def score_records(self) -> int:
+        return self._scores.size // SCORE_RECORD_BYTES
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        """The 8-stone file's bytes, mapped and checked on first use (empty without a file)."""
+        if self._outcomes is None:
+            if self._outcomes_path is None:
+                self._outcomes = np.empty(0, dtype=np.uint8)
+            else:
+                data = _map(self._outcomes_path, OUTCOME_RECORD_BYTES)
+                _check_outcomes(self._outcomes_path, data)
+                self._outcomes = data
+        return self._outcomes
+
+    @property
+    def outcomes_mapped(self) -> bool:
+        """Whether the 8-stone file has been mapped (it is, at its first probe)."""
+        return self._outcomes is not None
+
+    @property
+    def outcome_records(self) -> int:
+        return self.outcomes.size // OUTCOME_RECORD_BYTES
 
     def probe(self, current: int, mask: int) -> int | None:
         """Exact Pons score of a 12-stone position, or None."""
-        score = book_score(self.table12, 0, self.table12.size, current, mask)
+        score = book_score(self.score_address, self.score_records, current, mask)
         return None if score == NOT_IN_BOOK else int(score)
 
     def probe_outcome(self, current: int, mask: int) -> int | None:
         """+1/0/-1 (win/draw/loss for the side to move) of an 8-stone position, or None."""
-        outcome = book_outcome(self.table8, 0, self.table8.size, current, mask)
+        records = self.outcome_records
+        address = int(self.outcomes.ctypes.data) if records else 0
+        outcome = book_outcome(address, records, current, mask)
         return None if outcome == NOT_IN_BOOK else int(outcome)

@@ -16,8 +16,9 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from . import __version__
-from .board import Position, RulesError
-from .notation import is_digit_string, parse_digits, render
+from .board import RulesError
+from .notation import is_digit_string, parse_digits
+from .options import find_spec
 
 if TYPE_CHECKING:
     from .search import Searcher
@@ -29,7 +30,7 @@ class LazyGroup(click.Group):
 
     LAZY = {"match": "c4engine.referee.cli:match_command",
             "strength": "c4engine.referee.strength:strength_command",
-            "gui": "c4engine.gui.server:gui_command"}
+            "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
@@ -55,40 +56,60 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.argument("file", type=click.File("r"), default="-")
+@click.argument("file", type=click.File("rb"), default="-")
 @click.option("--weak", is_flag=True, help="Win/draw/loss only (scores -1, 0, 1): faster.")
+@click.option("--all", "every_column", is_flag=True,
+              help="Print the score of every column (-1000 for a full one) instead of the position's.")
 @click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True,
               help="Transposition table size in MB.")
-def solve(file: IO[str], weak: bool, hash_mb: int) -> None:
-    """Solve positions exactly, one per line: `<moves> [<expected score>]`.
+@click.option("--threads", type=click.IntRange(1, find_spec("Threads").high), default=1, show_default=True,
+              help="Search threads sharing the table (as the Threads option).")
+def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
+    """Solve positions exactly, one per line: `<moves> [<expected score>]`; an empty
+    line is the empty board.
 
     Prints `<moves> <score> <nodes> <microseconds>` per line, as Pascal Pons'
-    solver does (table cleared before each position), then a summary on
-    stderr; exits 1 if a score differs from the expected one or a line is bad."""
+    solver does (table cleared before each position, outside the timing), with
+    `--all` seven scores in place of one, then a summary on stderr; exits 1 if
+    a score differs from the expected one or a line is bad."""
     started = time.perf_counter()
     from .search import Searcher
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, threads=threads)
     searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
-    for number, line in enumerate(file, start=1):
-        _solve_line(searcher, number, line, weak, tally)
+    for number, raw in enumerate(file, start=1):
+        _solve_line(searcher, number, _decode_line(raw, number), weak, every_column, tally)
     click.echo(tally.summary(), err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
 
 
+def _decode_line(raw: bytes, number: int) -> str | None:
+    """The text of an input line, None if it is not UTF-8.  A byte-order mark that
+    some editors put at the start of a file is dropped."""
+    if number == 1:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 class _SolveTally:
-    """Counts and times of a ``solve`` run."""
+    """Counts and times of a ``solve`` run: wall time, and the CPU time of all the
+    process's threads, which a machine busy with other work does not inflate
+    (Pons' reference figures are CPU times)."""
 
     def __init__(self) -> None:
         self.positions = self.checked = self.mismatches = self.bad_lines = self.nodes = 0
-        self.seconds = 0.0
+        self.seconds = self.cpu_seconds = 0.0
 
-    def add(self, nodes: int, seconds: float) -> None:
+    def add(self, nodes: int, seconds: float, cpu_seconds: float) -> None:
         self.positions += 1
         self.nodes += nodes
         self.seconds += seconds
+        self.cpu_seconds += cpu_seconds
 
     def summary(self) -> str:
         if not self.positions:
@@ -97,31 +118,38 @@ class _SolveTally:
         nps = self.nodes / self.seconds if self.seconds > 0 else 0.0
         correct = f"{self.checked - self.mismatches}/{self.checked} correct, " if self.checked else ""
         return (f"{self.positions} positions, {correct}{self.bad_lines} bad lines, mean time "
-                f"{mean_us:.1f} us, mean nodes {self.nodes / self.positions:.0f}, "
-                f"{nps / 1e6:.2f} M nodes/s")
+                f"{mean_us:.1f} us (CPU {self.cpu_seconds / self.positions * 1e6:.1f} us), "
+                f"mean nodes {self.nodes / self.positions:.0f}, {nps / 1e6:.2f} M nodes/s")
 
 
-def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _SolveTally) -> None:
+def _solve_line(searcher: Searcher, number: int, line: str | None, weak: bool, every_column: bool,
+                tally: _SolveTally) -> None:
     """Solve one input line and print its result, or report why it is bad."""
-    fields = line.split()
-    if not fields:
-        return
     try:
+        if line is None:
+            raise RulesError("not valid UTF-8")
+        fields = line.split()
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
-        pos = parse_digits(fields[0])
+        moves = fields[0] if fields else ""
+        pos = parse_digits(moves)
         if pos.is_over():
-            raise RulesError(f"'{fields[0]}': the game is already over")
+            raise RulesError(f"'{moves}': the game is already over")
     except RulesError as err:
         tally.bad_lines += 1
-        click.echo(f"line {number}: {err}", err=True)
+        click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return
     searcher.clear()
-    began = time.perf_counter()
-    score, nodes = searcher.solve(pos, weak)
+    began, began_cpu = time.perf_counter(), time.process_time()
+    if every_column:
+        values, nodes = searcher.solve_moves(pos, weak)
+        score = max(values)
+    else:
+        score, nodes = searcher.solve(pos, weak)
+        values = [score]
     seconds = time.perf_counter() - began
-    tally.add(nodes, seconds)
-    click.echo(f"{fields[0]} {score} {nodes} {int(seconds * 1e6)}")
+    tally.add(nodes, seconds, time.process_time() - began_cpu)
+    click.echo(f"{moves} {' '.join(map(str, values))} {nodes} {int(seconds * 1e6)}")
     if len(fields) == 2:
         expected = int(fields[1])
         if weak:
@@ -129,13 +157,14 @@ def _solve_line(searcher: Searcher, number: int, line: str, weak: bool, tally: _
         tally.checked += 1
         if score != expected:
             tally.mismatches += 1
-            click.echo(f"line {number}: {fields[0]} expected {expected}, got {score}", err=True)
+            click.echo(f"line {number}: {moves} expected {expected}, got {score}", err=True)
 
 
 @cli.command()
 @click.option("--depth", type=click.IntRange(1, 42), default=None,
               help="Search depth (default: the built-in bench depth).")
-@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=64, show_default=True)
+@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=find_spec("Hash").default,
+              show_default=True, help="Transposition table size in MB (the engine's default Hash).")
 def bench(depth: int | None, hash_mb: int) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
     from .bench import BENCH_DEPTH, bench_lines, run_bench
@@ -144,47 +173,6 @@ def bench(depth: int | None, hash_mb: int) -> None:
     searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):
         click.echo(line)
-
-
-@cli.command()
-@click.option("--second", is_flag=True, help="Let the engine move first.")
-@click.option("--movetime", type=click.IntRange(1, 600_000), default=1000, show_default=True,
-              help="Engine thinking time per move, in ms.")
-@click.option("--moves", default="", help="Start after these moves (digits 1-7).")
-def play(second: bool, movetime: int, moves: str) -> None:
-    """Play a game against the engine in the terminal: type a column 1-7."""
-    from .limits import Limits
-    from .search import Searcher
-    try:
-        pos = parse_digits(moves)
-    except RulesError as err:
-        raise click.BadParameter(str(err), param_hint="--moves") from None
-    searcher = Searcher()
-    human_side = 1 if second else 0
-    while not pos.is_over():
-        click.echo(render(pos) + "\n")
-        if pos.side_to_move == human_side:
-            pos = _human_move(pos)
-        else:
-            move = searcher.search(pos, Limits(hard_ms=movetime)).move
-            assert move is not None, "the game is not over, so there is a move"
-            click.echo(f"c4engine plays {move + 1}")
-            pos = pos.play(move)
-    click.echo(render(pos))
-    if pos.last_mover_won():
-        click.echo("You win." if pos.side_to_move != human_side else "c4engine wins.")
-    else:
-        click.echo("Draw.")
-
-
-def _human_move(pos: Position) -> Position:
-    """Ask until the human gives a playable column."""
-    while True:
-        answer = click.prompt("your move (1-7)", type=str).strip()
-        if is_digit_string(answer) and pos.can_play(int(answer) - 1):
-            return pos.play(int(answer) - 1)
-        click.echo(f"'{answer}' is not a playable column")
-
 
 
 def main() -> None:

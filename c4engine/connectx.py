@@ -18,7 +18,6 @@ when the agent's file is loaded (Kaggle does not time that).
 from __future__ import annotations
 
 import re
-
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any

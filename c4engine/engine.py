@@ -11,8 +11,9 @@ Two levels, in the shape and with the names of python-chess' ``chess.engine``:
 - :class:`EngineClient` is one engine process line by line, with deadlines and
   the arrival time of each line.  The referee (``c4engine match``,
   ``c4engine strength``) uses it directly because it judges what the engine
-  said, clocks included; :func:`parse_info` is the ``info`` parser the GUI
-  reuses.
+  said, clocks included.  :func:`parse_info`, :func:`merge_info` and
+  :func:`collect_lines` read ``info`` lines for any other client (they need no
+  process).
 
 An engine is another program and may hang, crash or babble, so every read has a
 deadline: a reader thread moves the engine's output lines into a queue, stamped
@@ -39,6 +40,7 @@ Not thread-safe: one thread drives one engine.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import shlex
@@ -47,19 +49,22 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Protocol, TypedDict
 
 from .board import Position as Board, RulesError
-from .notation import DIGITS, FILES, format_line, parse_fen, parse_move
+from .go_params import GoParams
+from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`
-# Allocating and clearing a transposition table touches every page: measured 9-18 s
-# for Hash 8192 on a loaded 2-core machine, about 2.2 s per GiB at worst.  A readyok
-# after a large Hash gets this much longer per GiB asked for, twice the worst seen.
-READY_SECONDS_PER_GIB = 4.5
+# An engine that touches every page of its transposition table before readyok is slow
+# with a large Hash: c4engine did so until its tables were allocated lazily (9-18 s for
+# Hash 8192 on this 2-core machine, 23.3 s for Hash 4096 with the load average at 7,
+# 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
+# for, rather than the referee refusing to start such an engine.
+READY_SECONDS_PER_GIB = 8.0
 SEARCH_GRACE = 5.0  # how long after its time limit a search may answer before it is stopped
 SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only
 QUIT_TIMEOUT = 2.0
@@ -119,15 +124,13 @@ _BOUNDS = ("lowerbound", "upperbound")
 
 
 def parse_number(text: str) -> int:
-    """An engine's integer: ASCII digits with an optional leading minus, within
-    :data:`MAX_NUMBER`; ValueError otherwise (``int`` would take ``+3``, ``1_0``,
-    Arabic digits and numbers of any length)."""
-    digits = text[1:] if text.startswith("-") else text
-    if not digits or len(digits) > 19 or any(ch not in DIGITS for ch in digits):
-        raise ValueError(f"'{text[:30]}' is not a number")
-    value = int(text)
+    """An engine's integer: the protocol's one number syntax (:func:`parse_int`:
+    ASCII digits, an optional leading minus) within :data:`MAX_NUMBER`; ValueError
+    otherwise, so that ``+3``, ``1_0``, Arabic digits and numbers of any length
+    never reach the caller."""
+    value = parse_int(text)
     if abs(value) > MAX_NUMBER:
-        raise ValueError(f"'{text}' is out of range")
+        raise ValueError(f"'{text[:30]}' is out of range")
     return value
 
 
@@ -209,6 +212,8 @@ def merge_info(older: InfoDict, newer: InfoDict) -> InfoDict:
 def engine_move(token: str, board: Board, drops: bool) -> int:
     """The 0-based column of ``bestmove``'s move in ``board``, in the notation the
     engine was told to speak; RulesError (an illegal move) otherwise."""
+    if token in ("", "(none)", "0000"):
+        raise RulesError("no move given")
     is_drop = len(token) == 4 and token[1] == "@"
     if drops and not is_drop:
         raise RulesError(f"move '{token}': after UCI_Variant cfour a move is a drop like P@d1")
@@ -223,44 +228,32 @@ def engine_move(token: str, board: Board, drops: bool) -> int:
 
 
 @dataclass(frozen=True)
-class GoLimits:
-    """What a ``go`` command asks for, in the protocol's units (ms); None is not sent."""
-
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int | None = None
-    binc: int | None = None
-    movetime: int | None = None
-    depth: int | None = None
-    nodes: int | None = None
-
-    def go_command(self) -> str:
-        words = ["go"]
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                words += [f.name, str(value)]
-        return " ".join(words)
-
-
-@dataclass(frozen=True)
 class Limit:
     """How long to search, python-chess' ``Limit``: seconds for times and clocks."""
 
     time: float | None = None
     depth: int | None = None
     nodes: int | None = None
+    mate: int | None = None
     white_clock: float | None = None
     black_clock: float | None = None
     white_inc: float | None = None
     black_inc: float | None = None
+    remaining_moves: int | None = None
 
-    def go_limits(self) -> GoLimits:
+    def go_params(self) -> GoParams:
+        """The ``go`` command that asks for this; ValueError (GoParamsError) when a
+        value is out of range or a time is not a finite number."""
         def ms(seconds: float | None) -> int | None:
-            return None if seconds is None else max(0, round(seconds * 1000))
-        return GoLimits(wtime=ms(self.white_clock), btime=ms(self.black_clock),
+            if seconds is None:
+                return None
+            if not math.isfinite(seconds):
+                raise ValueError(f"Limit: {seconds} is not a finite number of seconds")
+            return max(0, round(seconds * 1000))
+        return GoParams(wtime=ms(self.white_clock), btime=ms(self.black_clock),
                         winc=ms(self.white_inc), binc=ms(self.black_inc),
-                        movetime=ms(self.time), depth=self.depth, nodes=self.nodes)
+                        movetime=ms(self.time), depth=self.depth, nodes=self.nodes,
+                        mate=self.mate, movestogo=self.remaining_moves)
 
     def timeout(self, side_to_move: int) -> float:
         """How long to wait for ``bestmove`` before the engine counts as silent."""
@@ -281,24 +274,29 @@ class SearchResult:
     @property
     def info(self) -> InfoDict:
         """The best line's info (``multipv 1``, or lines that name no MultiPV number)."""
-        return self.lines[0] if self.lines else {}
+        return next((info for info in self.lines if info.get("multipv", 1) == 1), InfoDict())
 
 
-def collect_lines(info_lines: Sequence[str]) -> tuple[InfoDict, ...]:
-    """Each MultiPV line's info, merged over the ``info`` lines that carry its
-    number (a line without one is about ``multipv 1``), in MultiPV order.  A line
-    with a malformed number is ignored: one garbled line does not void a move."""
-    by_number: dict[int, InfoDict] = {}
-    for line in info_lines:
-        try:
-            info = parse_info(line)
-        except ValueError:
-            continue
-        if "string" in info:
-            continue
+def add_info(lines: dict[int, InfoDict], line: str) -> None:
+    """Merge one ``info`` line into ``lines``, the MultiPV lines by number (a line
+    without a number is about ``multipv 1``).  A line with a malformed number is
+    ignored, and so is ``info string``: one garbled line does not void a move."""
+    try:
+        info = parse_info(line)
+    except ValueError:
+        return
+    if "string" not in info:
         number = info.get("multipv", 1)
-        by_number[number] = merge_info(by_number.get(number, {}), info)
-    return tuple(by_number[n] for n in sorted(by_number))
+        lines[number] = merge_info(lines.get(number, {}), info)
+
+
+def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
+    """Each MultiPV line's info, merged over the ``info`` lines that carry its
+    number (see :func:`add_info`), in MultiPV order."""
+    lines: dict[int, InfoDict] = {}
+    for line in info_lines:
+        add_info(lines, line)
+    return tuple(lines[n] for n in sorted(lines))
 
 
 # -- one process ------------------------------------------------------------
@@ -480,7 +478,7 @@ class EngineClient:
         self.send(line + (" moves " + " ".join(tokens) if tokens else ""))
         return start.play_all([col - 1 for col in moves])
 
-    def go(self, limits: GoLimits, timeout: float | None = None) -> SearchResult:
+    def go(self, params: GoParams, timeout: float | None = None) -> SearchResult:
         """Search and wait for ``bestmove``; EngineTimeout after ``timeout`` seconds.
 
         ``isready`` goes just before ``go``, without waiting for the answer: an
@@ -495,18 +493,19 @@ class EngineClient:
         sent = time.monotonic()  # the clock runs from sending, as in cutechess
         deadline = None if timeout is None else sent + timeout
         self.send("isready")
-        self.send(limits.go_command())
+        self.send(params.command())
         for _, line in self._read_until("readyok", timeout, deadline):
             if line.split()[0] == "bestmove":
                 self._discard(line)
-        info_lines: list[str] = []
+        lines: dict[int, InfoDict] = {}  # merged as they come: a flood costs no memory
         for arrived, line in self._read_until("bestmove", timeout, deadline):
             words = line.split()
             if words[0] == "bestmove":
                 move = words[1] if len(words) > 1 else ""
-                return SearchResult(move, collect_lines(info_lines), arrived - sent)
+                return SearchResult(move, tuple(lines[n] for n in sorted(lines)),
+                                    arrived - sent)
             if words[0] == "info":
-                info_lines.append(line)
+                add_info(lines, line)
         raise AssertionError("_read_until ends with the word it waits for")
 
     def stop(self) -> None:
@@ -724,7 +723,7 @@ class SimpleEngine:
             raise EngineError(f"cannot send the position: {err}") from None
         wait = limit.timeout(board.side_to_move) if timeout is None else timeout
         try:
-            return board, self.client.go(limit.go_limits(), wait)
+            return board, self.client.go(limit.go_params(), wait)
         except EngineTimeout:
             self.client.stop()
             self.client.is_ready()

@@ -33,7 +33,9 @@ they need no adjustment when they move up the tree or through the table.
 
 The opening book's 12-stone table (:mod:`c4engine.book`) is probed where the
 search reaches 12 stones: its scores are exact, so they end the search there
-whatever the depth.  Without a book that part of ``mem`` is empty.
+whatever the depth.  The book stays in its read-only file mapping, shared by
+every engine process; the context holds its address and record count (both 0
+without a book).
 
 Only the recursion and the solver's driver loop are compiled: the loops over
 the root moves live in :mod:`c4engine.search`, in Python.  They cost
@@ -42,8 +44,13 @@ the recursion costs seconds of compilation at the engine's first start, which
 must answer ``isready`` within 15 s.
 
 All state lives in one int64 array owned by the caller (:mod:`c4engine.search`),
-``mem``: the context (counters, flags, evaluation weights, per-ply scratch),
-the book's records and the transposition table, laid out as described below.
+``mem``: the context (counters, flags, evaluation weights, per-ply scratch)
+and, from ``mem[TT_START]`` on, the transposition table.  Search threads
+share one table: each gets its own view of the caller's buffer, starting at
+its own context, with ``mem[TT_START]`` measured from there (lazy SMP; an
+entry is one int64, which x86-64 reads and writes atomically, so no locks).
+A helper thread's ``mem[JITTER_SEED]`` is not 0: it perturbs the move order
+near the root so that the threads take different paths.
 One array, because numba passes every array as a structure of seven words:
 with four arrays each recursive call copied 28 words, and merging them made
 the solver about a quarter faster.  ``mem[STOP]`` may be set by another Python
@@ -70,15 +77,15 @@ MAX_PLY = CELLS + 2
 COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
 # The one array the kernel is given, ``mem``: first the context (counters and
-# flags, where the book and the table lie in ``mem``, the evaluation weights,
-# and each ply's scratch), then the book's 12-stone records, then the
-# transposition table.  A ply's scratch holds its children that are left to
+# flags, the book's address and size, where the table lies in ``mem``, the
+# thread's jitter seed, the evaluation weights, and each ply's scratch), then
+# the transposition table.  A ply's scratch holds its children that are left to
 # search, CHILD_WORDS each (the column, its ordering score, the position after
 # the child's forced moves, how many there were, and that position's proven
 # bounds), then the search order as indices into them.
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
-BOOK_START, BOOK_RECORDS, TT_START, TT_SLOTS = range(6, 10)
-WEIGHTS = 10
+BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, JITTER_SEED = range(6, 11)
+WEIGHTS = 11
 SCRATCH = WEIGHTS + N_TERMS
 C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
 CHILD_WORDS = 8
@@ -107,6 +114,8 @@ VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
 MIN_TABLE_ENTRIES = (1 << 17) + 1
+JITTER_PLIES = 4
+JITTER_MULTIPLIER = 0x2545F4914F6CDD1D  # odd, below 2**63: a multiplicative hash in int64
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
@@ -332,7 +341,7 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
         if stones >= CELLS - 2:
             return 0, current, mask, stones, flips, 0, 0
         if stones == BOOK_STONES and mem[BOOK_RECORDS] > 0:
-            book = book_score(mem, mem[BOOK_START], mem[BOOK_RECORDS], current, mask)
+            book = book_score(mem[BOOK_ADDRESS], mem[BOOK_RECORDS], current, mask)
             if book != NOT_IN_BOOK:
                 return sign * to_internal(book), current, mask, stones, flips, 0, 0
         lo = to_internal(-((CELLS - 2 - stones) // 2))
@@ -390,6 +399,19 @@ def move_score(mask: int, move: int, col: int, tt_move: int, threats: int, oppon
     if col == tt_move:
         score += W_TABLE_MOVE
     return score
+
+
+@jit
+def jitter(mem: np.ndarray, ply: int, col: int) -> int:
+    """A helper thread's private bonus, 0 to 63 (about a threat's weight in
+    :func:`move_score`), for ``col`` at ``ply``: near the root each lazy-SMP thread
+    thus tries the moves in its own order and fills the shared table with other
+    subtrees than the main thread.  Always 0 for the main thread (seed 0), so
+    one thread searches as if there were no others."""
+    seed = mem[JITTER_SEED]
+    if seed == 0 or ply >= JITTER_PLIES:
+        return 0
+    return (((seed * JITTER_MULTIPLIER + ply * WIDTH + col) * JITTER_MULTIPLIER) >> 57) & 63
 
 
 @numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
@@ -489,7 +511,8 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     continue
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
-        mem[child + C_SCORE] = move_score(mask, move, col, tt_move, threats, opponent_threats)
+        mem[child + C_SCORE] = (move_score(mask, move, col, tt_move, threats, opponent_threats)
+                                + jitter(mem, ply, col))
         mem[child + C_CURRENT] = f_current
         mem[child + C_MASK] = f_mask
         mem[child + C_STONES] = f_stones

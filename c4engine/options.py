@@ -63,7 +63,8 @@ class Spec:
 
 
 SPECS = (
-    Spec("Hash", "spin", 64, 2, 8192),
+    Spec("Hash", "spin", 16, 2, 8192),  # search.DEFAULT_HASH_MB; protocol.md says why 16
+    Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
     Spec("Move Overhead", "spin", 30, 0, 5000),
     Spec("MultiPV", "spin", 1, 1, 7),

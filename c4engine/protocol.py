@@ -5,8 +5,8 @@ Four kinds of thread, so that nothing slow can keep the process from hearing
 
 - the main thread only reads lines; ``quit`` and end of input it acts on itself;
 - one command thread carries out every other command, in order (so ``isready``
-  after a slow ``setoption name Hash`` is answered once the table exists, as UCI
-  intends, while the main thread still reads);
+  after a slow command, ``bench`` or a new table, is answered once it is done,
+  as UCI intends, while the main thread still reads);
 - a search runs in a worker thread, so ``stop``, ``isready`` and ``ponderhit``
   are answered while it thinks;
 - one writer thread owns stdout, so a reader that does not read blocks nobody.
@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import IO, TYPE_CHECKING, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
 from . import __version__
 from .board import Position, RulesError
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 1 << 16
 MAX_PERFT_DEPTH = 10
-QUIT_GRACE_S = 1.0  # how long quit waits for a busy command (a huge Hash) before exiting
+SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 
@@ -83,6 +83,8 @@ class Output:
 
     def __call__(self, line: str) -> None:
         with self._changed:
+            if not self._pending:  # the writer was idle: a stall is timed from now
+                self._last_write = time.monotonic()
             self._pending.append(line)
             self._changed.notify_all()
 
@@ -131,6 +133,8 @@ class Engine:
         self.backend: Backend | None = None
         self._ready = threading.Event()
         self._job: SearchJob | None = None
+        self.quitting = threading.Event()
+        self.busy = False  # a command that nothing interrupts runs: bench, setting up a table
         threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
         self.handlers: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci, "isready": self.cmd_isready, "setoption": self.cmd_setoption,
@@ -164,6 +168,9 @@ class Engine:
             self.out.error("empty line")
             return
         name, args = tokens[0], tokens[1:]
+        if name == "quit":
+            self.out.error("quit: takes no arguments")
+            return
         handler = self.handlers.get(name)
         if handler is None:
             self.out.error(f"unknown command '{name}'")
@@ -187,7 +194,8 @@ class Engine:
 
     def interrupt(self) -> None:
         """``quit`` was read: stop the running search now, from the reading thread,
-        without waiting for the commands queued before it."""
+        and every search the commands queued before it start."""
+        self.quitting.set()
         job = self._job
         if job is not None:
             job.stop()
@@ -226,17 +234,22 @@ class Engine:
         raw = " ".join(args[value_at + 1:]) if value_at < len(args) else None
         spec, value = self.options.check(name, raw)
         self.finish_search(stop=True)
+        backend = self.backend_ready() if spec.name in SEARCH_OPTIONS else None
         old = self.options[spec.name]
         self.options.store(spec.name, value)
         if spec.name == "UCI_Variant":
             self.drops = True
-        if spec.name in ("Hash", "Clear Hash", "Evaluation", "OwnBook"):
+        if backend is not None:
             try:
-                self.backend_ready().apply(spec.name)
+                self.busy = True
+                backend.apply(spec.name)
             except MemoryError:
                 self.options.store(spec.name, old)
-                raise CommandError(f"option {spec.name}: not enough memory for {value} MB; "
-                                   f"keeping the table of {old} MB") from None
+                kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
+                wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
+                raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
+            finally:
+                self.busy = False
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
         self.finish_search(stop=True)
@@ -256,6 +269,8 @@ class Engine:
             self.out("bestmove (none)")
             return
         self._job = SearchJob(self, backend, self.position, params)
+        if self.quitting.is_set():
+            self._job.stop()
         self._job.thread.start()
 
     def cmd_stop(self, args: list[str]) -> None:
@@ -294,7 +309,13 @@ class Engine:
         if args:
             raise CommandError("bench: takes no arguments")
         self.finish_search(stop=True)
-        for line in self.backend_ready().bench():
+        backend = self.backend_ready()
+        self.busy = True
+        try:
+            lines = backend.bench()
+        finally:
+            self.busy = False
+        for line in lines:
             self.out(line)
 
 
@@ -410,25 +431,30 @@ class CommandThread:
     def _run(self) -> None:
         while (line := self._lines.get()) is not None:
             self.engine.handle(line)
-        if self._stop_at_end:
-            self.engine.finish_search(stop=True)
-        else:
-            self.engine.end_of_input()
+        try:
+            if self._stop_at_end:
+                self.engine.finish_search(stop=True)
+            else:
+                self.engine.end_of_input()
+        except Exception as exc:  # noqa: BLE001 - the process must still exit cleanly
+            self.engine.out.error(f"internal error at exit: {exc!r}")
 
 
 def is_quit(line: str) -> bool:
     return line.split() == ["quit"]
 
 
-def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
-    """The protocol loop; returns the exit status.
+def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
+    """The protocol loop; it ends the process with status 0.
 
     ``quit`` ends the process at once: the running search is stopped and its
-    bestmove written, and a command still busy after :data:`QUIT_GRACE_S`
-    (allocating a huge table) is not waited for.  At the end of input the
-    commands already read are carried out (see :meth:`Engine.end_of_input`).
-    Either way the output is written out unless the reader has stopped
-    reading; a reader that is gone ends the process quietly with status 0."""
+    bestmove written, the commands read before it are carried out (a ``go``
+    among them is answered as if stopped at once), but a command that cannot
+    be interrupted (``bench``, a table being set up) is not waited for.  At the
+    end of input the commands already read are carried out (see
+    :meth:`Engine.end_of_input`).  Either way the output is written out unless
+    the reader has stopped reading; a reader that is gone ends the process
+    quietly with status 0."""
     stream = stdout or sys.stdout
     if hasattr(stream, "reconfigure"):  # echoed input must never fail to encode
         stream.reconfigure(errors="backslashreplace")
@@ -443,15 +469,19 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
             break
         commands.put(line)
     commands.finish(stop=quit_read)
-    commands.thread.join(QUIT_GRACE_S if quit_read else None)
-    if commands.thread.is_alive() or not out.drain():
-        _exit_quietly()
-    return 0
+    while commands.thread.is_alive():
+        commands.thread.join(0.05)
+        if quit_read and engine.busy:
+            break
+    out.drain()
+    _exit_quietly()
 
 
-def _exit_quietly() -> None:
-    """Exit with status 0 at once: the reader is gone or not reading, so nothing
-    written now would arrive, and an interpreter shutdown would block on (or
-    complain about) the stdout that cannot be flushed."""
+def _exit_quietly() -> NoReturn:
+    """Exit with status 0 at once, without the interpreter's shutdown: that takes
+    most of a second (numba's and numpy's clean-up) when quit is meant to be
+    prompt, and it would block on, or complain about, a stdout that cannot be
+    flushed because its reader is gone or not reading.  Every line the reader
+    could take has been written and flushed by then."""
     sys.stderr.flush()
     os._exit(0)

@@ -1,25 +1,38 @@
-"""The search driver: iterative deepening over the kernel, limits, stop, and exact solving.
+"""The search driver: iterative deepening over the kernel, limits, stop, exact solving
+and the search threads.
 
 The kernel (:mod:`c4engine.kernel`) does the searching; this module decides
 what to search and for how long.  It owns the transposition table and the
-kernel's context array, runs depth 1, 2, ... with the threat evaluation at the
+kernel's contexts, runs depth 1, 2, ... with the threat evaluation at the
 leaves, and after each iteration gives the exact solver a node budget of
 three times the work of those iterations: when the end of the game is within
 reach, the solver finishes inside that budget and the result is exact (and
 the search ends); when it is not, the iterations still get about a quarter
 of the time, and the budgets grow geometrically with them.
 
-Stopping is cooperative: :class:`StopSignal` writes the kernel's stop flag,
-which the running kernel polls at every node (it runs without the GIL, so the
-thread that fires the signal is never blocked by it).
+Threads (lazy SMP): every search thread runs the same iteration on the same
+root over one shared table, each from its own kernel context; a helper's
+context has a jitter seed, so near the root it tries the moves in its own
+order and fills the table with other subtrees.  The first thread whose
+iteration finishes gives the answer and stops the others.  Exact scores
+never depend on the thread count: every table entry is a proven bound.  A
+single thread searches exactly as it would with no helpers.
+
+Stopping is cooperative: :class:`StopSignal` writes the kernels' stop flags,
+which the running kernels poll at every node (they run without the GIL, so
+the thread that fires the signal is never blocked by them).
 """
 
 from __future__ import annotations
 
+import functools
+import mmap
+import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence, cast
 
 import numpy as np
 
@@ -32,16 +45,18 @@ from .limits import Limits
 from .notation import parse_digits
 from .scores import is_proven, mate_distance, to_internal, win_now
 from .kernel import (
-    ABORTED, BOOK_RECORDS, BOOK_START, GENERATION, GENERATIONS, INFINITE, MIN_TABLE_ENTRIES, NODES,
-    SELDEPTH, STOP, TT_SLOTS, TT_START, WEIGHTS,
+    ABORTED, BOOK_ADDRESS, BOOK_RECORDS, CTX_SIZE, GENERATION, GENERATIONS, INFINITE, JITTER_SEED,
+    MIN_TABLE_ENTRIES, NODES, SELDEPTH, STOP, TT_SLOTS, TT_START, WEIGHTS,
 )
 
 UNLIMITED = 1 << 62
 EXACT_BUDGET_FACTOR = 3
 MIN_EXACT_BUDGET = 20_000
 WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
-DEFAULT_HASH_MB = 64
+DEFAULT_HASH_MB = 16  # the Hash option's default: see protocol.md ("Memory") for the measurements
+NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 ENTRY_BYTES = 8
+WIPE_BY_WRITING_MB = 256  # a larger table is wiped by handing its pages back (see Searcher.clear)
 
 
 @dataclass(frozen=True)
@@ -79,12 +94,13 @@ class Result:
 
 
 class StopSignal:
-    """A stop request for one search, safe to fire from any thread before or during it."""
+    """A stop request for one search, safe to fire from any thread before or during it.
+    It reaches every search thread's kernel context."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._fired = False
-        self._ctx: np.ndarray | None = None
+        self._ctxs: list[np.ndarray] = []
 
     @property
     def fired(self) -> bool:
@@ -93,20 +109,27 @@ class StopSignal:
     def fire(self) -> None:
         with self._lock:
             self._fired = True
-            if self._ctx is not None:
-                self._ctx[STOP] = 1
+            for ctx in self._ctxs:
+                ctx[STOP] = 1
 
-    def attach(self, ctx: np.ndarray) -> None:
-        """Route the signal to a kernel context (its flag takes the signal's state)."""
+    def attach(self, ctxs: Sequence[np.ndarray]) -> None:
+        """Route the signal to kernel contexts (their flags take the signal's state)."""
         with self._lock:
-            self._ctx = ctx
-            ctx[STOP] = 1 if self._fired else 0
+            self._ctxs = list(ctxs)
+        self.rearm()
+
+    def rearm(self) -> None:
+        """Give every context the signal's state again: a race's winner stops the other
+        threads through their flags, which must not outlive that race."""
+        with self._lock:
+            for ctx in self._ctxs:
+                ctx[STOP] = 1 if self._fired else 0
 
     def detach(self) -> None:
         with self._lock:
-            if self._ctx is not None:
-                self._ctx[STOP] = 0
-            self._ctx = None
+            for ctx in self._ctxs:
+                ctx[STOP] = 0
+            self._ctxs = []
 
 
 def table_entries(hash_mb: int) -> int:
@@ -115,90 +138,76 @@ def table_entries(hash_mb: int) -> int:
     return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
 
 
-class Searcher:
-    """A transposition table, a kernel context and the driver that uses them.
+def allocate_zeros(words: int) -> np.ndarray:
+    """``words`` int64 zeros in a private anonymous mapping.
 
-    One search at a time; :meth:`clear` and :meth:`resize` must not overlap a search."""
+    The operating system hands out zeroed pages as they are first touched, so
+    even an 8 GB table is allocated at once and costs memory only where the
+    search writes (the faults, a few microseconds per 4 kB page, are spread
+    over the searches that first touch the pages).  No transparent huge pages: measured here,
+    faulting in 2 MB pages (with the kernel compacting memory for them) made
+    the first search on a fresh 64 MB table 5x slower, and made nearly all of
+    a 1 GB table resident after a search of 8,000 nodes.
+    Raises MemoryError when the system refuses the mapping."""
+    try:
+        area = mmap.mmap(-1, words * ENTRY_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError as exc:
+        raise MemoryError(f"cannot allocate {words * ENTRY_BYTES >> 20} MB: {exc.strerror}") from None
+    return np.frombuffer(area, dtype=np.int64)
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
-                 book: OpeningBook | None = None) -> None:
-        self.book = book or OpeningBook.empty()
-        self.mem = np.empty(0, dtype=np.int64)
-        self.hash_mb = hash_mb
-        self._lay_out(weights)
+
+def forget_pages(buffer: np.ndarray, first: int) -> None:
+    """Zero ``buffer[first:]`` (``buffer`` made by :func:`allocate_zeros`) without writing
+    it: its whole pages go back to the system, which maps zeroed ones on the next
+    touch; only the partial page at the start is written."""
+    area = cast(mmap.mmap, cast(memoryview, buffer.base).obj)
+    page_start = -(-first * ENTRY_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
+    buffer[first:page_start // ENTRY_BYTES] = 0
+    if page_start < len(area):
+        area.madvise(mmap.MADV_DONTNEED, page_start, len(area) - page_start)
+
+
+@dataclass(frozen=True)
+class Race:
+    """What a job run on every search thread gave: the value of the thread that
+    finished first (of the main thread if none finished), that thread, and the
+    work of all of them."""
+
+    value: int
+    thread: SearchThread
+    finished: bool
+    nodes: int
+    seldepth: int
+
+
+class SearchThread:
+    """One search thread's kernel context, a view of the searcher's buffer that starts
+    at the thread's context and runs on through the shared table, and the root
+    searches it runs.  Thread 0 is the main thread (the caller's); the others
+    are helpers."""
+
+    def __init__(self, mem: np.ndarray, index: int) -> None:
+        self.mem = mem
+        self.index = index
+        self.scores = np.full(WIDTH, -INFINITE, dtype=np.int64)
 
     @property
     def ctx(self) -> np.ndarray:
-        """The kernel's counters, flags, weights and scratch: the front of ``mem``."""
-        return self.mem[:kernel.CTX_SIZE]
-
-    @property
-    def tt(self) -> np.ndarray:
-        """The transposition table: the back of ``mem``."""
-        return self.mem[self.mem[TT_START]:]
-
-    def _lay_out(self, weights: np.ndarray) -> None:
-        """Build ``mem`` (see :mod:`c4engine.kernel`): the context, the book's records,
-        then an empty table, every page touched now so that the search never pays for
-        page faults.  The old array goes first, so only one is ever held."""
-        records, slots = self.book.table12, table_entries(self.hash_mb)
-        self.mem = np.empty(0, dtype=np.int64)
-        mem = np.empty(kernel.CTX_SIZE + records.size + slots, dtype=np.int64)
-        mem[:kernel.CTX_SIZE] = 0
-        mem[kernel.CTX_SIZE:kernel.CTX_SIZE + records.size] = records
-        mem[kernel.CTX_SIZE + records.size:] = 0
-        mem[BOOK_START], mem[BOOK_RECORDS] = kernel.CTX_SIZE, records.size
-        mem[TT_START], mem[TT_SLOTS] = kernel.CTX_SIZE + records.size, slots
-        mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
-        self.mem = mem
-
-    def resize(self, hash_mb: int) -> None:
-        """A new, empty table of ``hash_mb`` MB."""
-        self.hash_mb = hash_mb
-        self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
-
-    def set_book(self, book: OpeningBook) -> None:
-        """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table."""
-        self.book = book
-        self._lay_out(self.ctx[WEIGHTS:WEIGHTS + N_TERMS].copy())
-
-    def clear(self) -> None:
-        """Forget everything in the table: a new generation, a real wipe every 16th time."""
-        generation = (self.mem[GENERATION] + 1) % GENERATIONS
-        if generation == 0:
-            self.tt.fill(0)
-        self.mem[GENERATION] = generation
-
-    def set_weights(self, weights: np.ndarray) -> None:
-        self.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
-
-    def hashfull(self) -> int:
-        """Per mille of the first thousand slots used in the current generation."""
-        sample = self.tt[:1000]
-        generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
-        return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
-
-    def warm_up(self) -> None:
-        """Run every kernel entry point once on an easy position, so that numba compiles
-        (or loads from its cache) before the first real search is timed."""
-        pos = parse_digits(WARM_UP_MOVES)
-        self.search(pos, Limits(depth=2))
-        self.search(pos, Limits(depth=2), multipv=2)
-        self.solve(pos)
-        self.clear()
+        return self.mem[:CTX_SIZE]
 
     def begin(self, node_limit: int) -> None:
         """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
         kernel.begin_search(self.mem, node_limit)
 
-    def solve(self, pos: Position, weak: bool = False) -> tuple[int, int]:
-        """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took."""
-        self.begin(UNLIMITED)
-        score = kernel.solve(pos.current, pos.mask, pos.stones, weak, self.mem)
-        return int(score), int(self.mem[NODES])
-
     def aborted(self) -> bool:
         return bool(self.mem[ABORTED])
+
+    def nodes(self) -> int:
+        return int(self.mem[NODES])
+
+    def solve(self, pos: Position, weak: bool) -> int:
+        """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
+        return int(kernel.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
 
     def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
@@ -216,13 +225,12 @@ class Searcher:
             return settled
         return -int(kernel.solve(child.current, child.mask, child.stones, False, self.mem))
 
-    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int,
-                    scores: np.ndarray) -> int:
+    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int) -> int:
         """Search the root's moves to ``depth``; return the best column, or -1 when
         stopped before one finished.  ``scores[col]`` gets each finished move's score:
         exact for every move with ``every_move`` (MultiPV), else exact for the best
         and a bound for the others (principal variation search at the root)."""
-        scores[:] = -INFINITE
+        self.scores[:] = -INFINITE
         alpha, best_col = -INFINITE, -1
         for i, col in enumerate(root_order(pos, first_col)):
             if every_move or i == 0:
@@ -233,33 +241,261 @@ class Searcher:
                     value = self.move_value(pos, col, depth, alpha, INFINITE)
             if self.aborted():
                 break
-            scores[col] = value
+            self.scores[col] = value
             if value > alpha:
                 alpha, best_col = value, col
         return best_col
 
-    def solve_root(self, pos: Position, every_move: bool, first_col: int, scores: np.ndarray) -> int:
+    def solve_root(self, pos: Position, every_move: bool, first_col: int) -> int:
         """Solve the root exactly; return a best column, or -1 when stopped.  With
         ``every_move`` every move is solved (MultiPV); otherwise the root is solved
         once and the first move, in search order, that reaches its score is found by
         one null-window search per move, which the table makes cheap."""
-        scores[:] = -INFINITE
+        self.scores[:] = -INFINITE
         if every_move:
             for col in root_order(pos, first_col):
                 value = to_internal(self.solve_move(pos, col))
                 if self.aborted():
                     return -1
-                scores[col] = value
-            return int(np.argmax(scores))
-        target = to_internal(int(kernel.solve(pos.current, pos.mask, pos.stones, False, self.mem)))
+                self.scores[col] = value
+            return int(np.argmax(self.scores))
+        target = to_internal(self.solve(pos, False))
         for col in root_order(pos, first_col):
             reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
             if self.aborted():
                 return -1
             if reaches_target:
-                scores[col] = target
+                self.scores[col] = target
                 return col
         return -1
+
+
+class _Helper:
+    """A helper search thread: a daemon that runs the jobs it is handed, one at a time,
+    until it is handed None.  Daemon, so that a search still running at exit can
+    never hold the process."""
+
+    def __init__(self, index: int) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name=f"search-helper-{index}", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
+
+    def run(self, job: Callable[[], None]) -> threading.Event:
+        """Start ``job``; the event is set when it has returned."""
+        done = threading.Event()
+
+        def wrapped() -> None:
+            try:
+                job()
+            finally:
+                done.set()
+        self._jobs.put(wrapped)
+        return done
+
+    def close(self) -> None:
+        self._jobs.put(None)
+
+
+class Searcher:
+    """A transposition table, one kernel context per search thread, and the driver.
+
+    The buffer holds the contexts, last thread first, then the table:
+    ``[ctx of thread n-1 | ... | ctx of thread 0 | table]``, and thread ``i``
+    gets the view starting at its context (see :mod:`c4engine.kernel`).
+
+    One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
+    and :meth:`set_book` must not overlap a search.  :meth:`resize` and
+    :meth:`set_threads` allocate the new buffer before letting the old one go:
+    if the allocation fails they raise MemoryError and change nothing."""
+
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
+                 book: OpeningBook | None = None, threads: int = 1) -> None:
+        self.book = book or OpeningBook.empty()
+        self.hash_mb = hash_mb
+        self.threads: list[SearchThread] = []
+        self._helpers: list[_Helper] = []
+        self._buffer = np.empty(0, dtype=np.int64)
+        self._stop = StopSignal()
+        self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
+
+    @property
+    def mem(self) -> np.ndarray:
+        """The main thread's view: its context, then the table."""
+        return self.threads[0].mem
+
+    @property
+    def tt(self) -> np.ndarray:
+        """The transposition table: the back of the buffer."""
+        return self._buffer[len(self.threads) * CTX_SIZE:]
+
+    def _lay_out(self, hash_mb: int, threads: int, weights: np.ndarray) -> None:
+        """A new buffer for ``threads`` contexts and an empty table of ``hash_mb`` MB, then
+        the helper threads to go with it.  Nothing changes if the allocation fails."""
+        buffer = allocate_zeros(threads * CTX_SIZE + table_entries(hash_mb))
+        views = [SearchThread(buffer[(threads - 1 - i) * CTX_SIZE:], i) for i in range(threads)]
+        for view in views:
+            ctx = view.mem
+            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE, table_entries(hash_mb)
+            ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            ctx[JITTER_SEED] = view.index
+        for helper in self._helpers:
+            helper.close()
+        self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
+        self._helpers = [_Helper(i) for i in range(1, threads)]
+        for helper in self._helpers:  # a searcher that is dropped ends its helper threads
+            weakref.finalize(self, helper.close)
+        self._point_at_book()
+        self._attach(StopSignal())
+
+    def _point_at_book(self) -> None:
+        for thread in self.threads:
+            thread.mem[BOOK_ADDRESS] = self.book.score_address
+            thread.mem[BOOK_RECORDS] = self.book.score_records
+
+    def _weights(self) -> np.ndarray:
+        return self.mem[WEIGHTS:WEIGHTS + N_TERMS].copy()
+
+    def resize(self, hash_mb: int) -> None:
+        """A new, empty table of ``hash_mb`` MB; MemoryError (and no change) if it cannot
+        be had."""
+        self._lay_out(hash_mb, len(self.threads), self._weights())
+
+    def set_threads(self, threads: int) -> None:
+        """Search with ``threads`` threads from now on; empties the table.  MemoryError
+        (and no change) if the new buffer cannot be had."""
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
+        self._lay_out(self.hash_mb, threads, self._weights())
+
+    def set_book(self, book: OpeningBook) -> None:
+        """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table,
+        whose entries may hold the other book's scores."""
+        self.book = book
+        self._point_at_book()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything in the table: a new generation, and every 16th time a real
+        wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
+        the next search finds its pages mapped); a larger one gives its pages back
+        to the system, which takes no time and no memory but makes the next
+        searches fault the pages in again as they touch them."""
+        generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
+        if generation == 0:
+            if self.hash_mb <= WIPE_BY_WRITING_MB:
+                self.tt.fill(0)
+            else:
+                forget_pages(self._buffer, len(self.threads) * CTX_SIZE)
+        for thread in self.threads:
+            thread.mem[GENERATION] = generation
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        for thread in self.threads:
+            thread.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+
+    def hashfull(self) -> int:
+        """Per mille of the first thousand slots used in the current generation."""
+        sample = self.tt[:1000]
+        generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
+        return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
+
+    def warm_up(self) -> None:
+        """Run every kernel entry point once on an easy position, so that numba compiles
+        (or loads from its cache) before the first real search is timed."""
+        pos = parse_digits(WARM_UP_MOVES)
+        self.search(pos, Limits(depth=2))
+        self.search(pos, Limits(depth=2), multipv=2)
+        self.solve(pos)
+        self.clear()
+
+    def race(self, job: Callable[[SearchThread], int], node_budget: int) -> Race:
+        """Run ``job`` on every search thread at once, each with its share of
+        ``node_budget``; the first to finish without being stopped stops the others.
+        One thread runs it directly, with no other thread involved."""
+        share = node_budget if node_budget >= UNLIMITED else max(1, node_budget // len(self.threads))
+        for thread in self.threads:
+            thread.begin(share)
+        main = self.threads[0]
+        if not self._helpers:
+            value = job(main)
+            return Race(value, main, not main.aborted(), main.nodes(), int(main.mem[SELDEPTH]))
+        return self._parallel_race(job)
+
+    def _parallel_race(self, job: Callable[[SearchThread], int]) -> Race:
+        lock = threading.Lock()
+        values: dict[int, int] = {}
+        winners: list[SearchThread] = []
+        errors: list[BaseException] = []
+
+        def run(thread: SearchThread) -> None:
+            try:
+                values[thread.index] = job(thread)
+            except BaseException as exc:  # re-raised in the caller's thread below
+                errors.append(exc)
+            else:
+                with lock:
+                    if thread.aborted() or winners:
+                        return
+                    winners.append(thread)
+            for other in self.threads:
+                if other is not thread:
+                    other.mem[STOP] = 1
+
+        done = [helper.run(functools.partial(run, thread))
+                for helper, thread in zip(self._helpers, self.threads[1:])]
+        run(self.threads[0])
+        for event in done:
+            event.wait()
+        self._stop.rearm()
+        if errors:
+            raise errors[0]
+        thread = winners[0] if winners else self.threads[0]
+        return Race(values[thread.index], thread, bool(winners),
+                    sum(t.nodes() for t in self.threads), max(int(t.mem[SELDEPTH]) for t in self.threads))
+
+    def solve(self, pos: Position, weak: bool = False, stop: StopSignal | None = None) -> tuple[int, int]:
+        """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took, on
+        every search thread.  With a ``stop`` that fires, the score is meaningless.
+
+        One thread and no stop take a short path: ``c4engine solve`` calls this for
+        positions solved in a few microseconds, where Python's overhead counts."""
+        if stop is None and not self._helpers:
+            main = self.threads[0]
+            kernel.begin_search(main.mem, UNLIMITED)
+            return int(kernel.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
+        self._attach(stop or StopSignal())
+        try:
+            race = self.race(lambda thread: thread.solve(pos, weak), UNLIMITED)
+        finally:
+            self._attach(StopSignal())
+        return race.value, race.nodes
+
+    def solve_moves(self, pos: Position, weak: bool = False) -> tuple[list[int], int]:
+        """The exact score, for the mover, of playing each column (weak: its sign), with
+        :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
+        the nodes it took.  The table is kept from one column to the next."""
+        values, nodes = [], 0
+        for col in range(WIDTH):
+            if not pos.can_play(col):
+                values.append(NO_MOVE_SCORE)
+                continue
+            settled, child = settle_move(pos, col)
+            if settled is None:
+                score, child_nodes = self.solve(child, weak)
+                settled, nodes = -score, nodes + child_nodes
+            values.append((settled > 0) - (settled < 0) if weak else settled)
+        return values, nodes
+
+    def _attach(self, stop: StopSignal) -> None:
+        """Route ``stop`` to every thread's context; between searches an idle signal is
+        attached, so that a race always has one to restore the flags from."""
+        self._stop.detach()
+        self._stop = stop
+        stop.attach([thread.ctx for thread in self.threads])
 
     def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
                stop: StopSignal | None = None, multipv: int = 1) -> Result:
@@ -267,7 +503,7 @@ class Searcher:
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
-        stop.attach(self.ctx)
+        self._attach(stop)
         timer = _deadline_timer(limits.hard_ms, stop)
         try:
             return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
@@ -275,7 +511,7 @@ class Searcher:
         finally:
             if timer is not None:
                 timer.cancel()
-            stop.detach()
+            self._attach(StopSignal())
 
 
 def _deadline_timer(hard_ms: float | None, stop: StopSignal) -> threading.Timer | None:
@@ -303,11 +539,8 @@ class _Iterations:
     heuristic_nodes: int = 0
     last: Report | None = None
     best_col: int = -1
+    seldepth: int = 0
     scores: np.ndarray = field(default_factory=lambda: np.full(WIDTH, -INFINITE, dtype=np.int64))
-
-    @property
-    def mem(self) -> np.ndarray:
-        return self.searcher.mem
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000.0
@@ -374,26 +607,30 @@ class _Iterations:
         return self.limit_reached()
 
     def heuristic_iteration(self, depth: int) -> bool:
-        """One depth-limited iteration; False when it was cut short."""
-        self.searcher.begin(self.node_budget())
-        col = self.searcher.search_root(self.pos, depth, self.multipv > 1, self.best_col, self.scores)
-        self.nodes += int(self.mem[NODES])
-        self.heuristic_nodes += int(self.mem[NODES])
-        if col < 0:
-            return False
-        self.best_col = col
-        self.publish(depth, exact=False)
-        return True
+        """One depth-limited iteration; False when it was cut short before a root move
+        finished.  Cut short after one, its best finished move stands (the previous
+        best is searched first)."""
+        every_move, first_col = self.multipv > 1, self.best_col
+        race = self.searcher.race(lambda thread: thread.search_root(self.pos, depth, every_move, first_col),
+                                  self.node_budget())
+        self.heuristic_nodes += race.nodes
+        return self.take(race, depth, exact=False)
 
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
-        self.searcher.begin(self.node_budget(budget))
-        col = self.searcher.solve_root(self.pos, self.multipv > 1, self.best_col, self.scores)
-        self.nodes += int(self.mem[NODES])
-        if col < 0:
+        every_move, first_col = self.multipv > 1, self.best_col
+        race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col),
+                                  self.node_budget(budget))
+        return self.take(race, CELLS - self.pos.stones, exact=True)
+
+    def take(self, race: Race, depth: int, exact: bool) -> bool:
+        """Count an iteration's work and publish its result, if it has one."""
+        self.nodes += race.nodes
+        if race.value < 0:
             return False
-        self.best_col = col
-        self.publish(CELLS - self.pos.stones, exact=True)
+        self.best_col, self.seldepth = race.value, race.seldepth
+        self.scores = race.thread.scores.copy()
+        self.publish(depth, exact)
         return True
 
     def publish(self, depth: int, exact: bool) -> None:
@@ -402,14 +639,15 @@ class _Iterations:
             (col for col in range(WIDTH) if col != self.best_col and self.scores[col] > -INFINITE),
             key=lambda col: -self.scores[col])
         lines = tuple(Line(int(self.scores[col]), self.pv(col)) for col in order[:self.multipv])
-        self.last = Report(depth=depth, seldepth=max(depth, int(self.mem[SELDEPTH]) + 1), lines=lines,
+        self.last = Report(depth=depth, seldepth=max(depth, self.seldepth + 1), lines=lines,
                            nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
                            hashfull=self.searcher.hashfull())
         self.on_report(self.last)
 
     def pv(self, first_col: int) -> tuple[int, ...]:
         out = np.zeros(CELLS, dtype=np.int64)
-        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.mem, out)
+        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.searcher.mem,
+                                            out)
         return tuple(int(col) for col in out[:length])
 
 

@@ -9,7 +9,7 @@ fits one Elo per level by maximum likelihood with the random mover fixed at 0.  
 prior), so that a clean sweep gives a finite estimate instead of infinity.
 The error bars are 95% intervals from the fit's curvature.
 
-    python tests/measure_levels.py --games 100 --movetime 50
+    python tests/measure_levels.py --games 200 --movetime 50
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 
 LEVELS = (0, 5, 10, 15, 20)
 RANDOM = "random"
+TIME_MARGIN = 500  # ms
 HERE = Path(__file__).resolve().parent
 SCORE_RE = re.compile(r"^Score of \S+ vs \S+: (\d+) - (\d+) - (\d+)", re.M)
 
@@ -37,9 +38,10 @@ def engine_args(name: str) -> list[str]:
 
 
 def play(first: str, second: str, games: int, movetime: int) -> tuple[int, int, int]:
-    """Wins, losses, draws of ``first`` against ``second``."""
+    """Wins, losses, draws of ``first`` against ``second``.  Strength is measured, not
+    punctuality: a move up to ``TIME_MARGIN`` ms late on a busy machine does not lose."""
     command = [sys.executable, "-m", "c4engine", "match", *engine_args(first), *engine_args(second),
-               "--movetime", str(movetime), "--games", str(games)]
+               "--movetime", str(movetime), "--games", str(games), "--timemargin", str(TIME_MARGIN)]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     wins, losses, draws = map(int, SCORE_RE.findall(out)[-1])
     return wins, losses, draws
@@ -74,6 +76,18 @@ def fit(results: dict[tuple[str, str], tuple[int, int, int]]) -> tuple[dict[str,
             {name: float(errors[i]) for name, i in index.items()})
 
 
+def pairing_elo(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
+    """The score, the Elo difference it means, and its 95% half-interval (normal
+    approximation of the per-game score's spread, through the logistic's slope)."""
+    games = wins + losses + draws
+    score = (wins + draws / 2) / games
+    clipped = min(max(score, 0.5 / games), 1 - 0.5 / games)
+    variance = (wins * (1 - score) ** 2 + losses * score ** 2 + draws * (0.5 - score) ** 2) / games
+    elo = -400 * math.log10(1 / clipped - 1)
+    slope = 400 / math.log(10) / (clipped * (1 - clipped))
+    return score, elo, 1.96 * math.sqrt(variance / games) * slope
+
+
 @click.command()
 @click.option("--games", type=int, default=100, show_default=True, help="Games per pairing.")
 @click.option("--movetime", type=int, default=50, show_default=True, help="ms per move, both sides.")
@@ -95,6 +109,13 @@ def main(games: int, movetime: int) -> None:
             cells[1] = None  # level 20 is the next level: one column is enough
         click.echo(f"| {level} | " + " | ".join("-".join(map(str, c)) if c else "-" for c in cells)
                    + f" | {elo[name]:.0f} ± {error[name]:.0f} |")
+    click.echo("\n| pairing | W-L-D | score | Elo difference (95%) |")
+    click.echo("|---|---|---|---|")
+    for (a, b), (w, l, d) in results.items():
+        score, diff, half = pairing_elo(w, l, d)
+        swept = w == w + l + d or l == w + l + d
+        shown = f"{'≥' if w else '≤'} {diff:+.0f} (a sweep)" if swept else f"{diff:+.0f} ± {half:.0f}"
+        click.echo(f"| {a} vs {b} | {w}-{l}-{d} | {score:.3f} | {shown} |")
 
 
 if __name__ == "__main__":

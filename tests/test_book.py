@@ -163,8 +163,9 @@ def test_documented_examples(book: OpeningBook) -> None:
 @pytest.mark.parametrize("stones", [0, 1, 7, 9, 10, 11, 13, 20])
 def test_other_stone_counts_are_not_in_book(book: OpeningBook, stones: int) -> None:
     pos = random_position(random.Random(SEED + stones), stones)
-    assert book_score(book.table12, 0, book.table12.size, pos.current, pos.mask) == NOT_IN_BOOK
-    assert book_outcome(book.table8, 0, book.table8.size, pos.current, pos.mask) == NOT_IN_BOOK
+    assert book_score(book.score_address, book.score_records, pos.current, pos.mask) == NOT_IN_BOOK
+    assert book_outcome(int(book.outcomes.ctypes.data), book.outcome_records, pos.current,
+                        pos.mask) == NOT_IN_BOOK
     assert book.probe(pos.current, pos.mask) is None
 
 
@@ -206,8 +207,48 @@ def test_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_loads_once(book: OpeningBook) -> None:
     assert OpeningBook.load() is OpeningBook.load()
-    assert book.table12.size == 4_200_899 and book.table8.size == 34_515
-    assert book.nbytes == (4_200_899 + 34_515) * 8  # one packed int64 per record
+    assert book.score_records == 4_200_899 and book.outcome_records == 34_515
+
+
+def test_the_book_is_mapped_from_its_file_not_copied(book: OpeningBook) -> None:
+    """One copy per machine: the 12-stone records are the file's read-only pages, which
+    every engine process shares, and the kernel reads them where they lie."""
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        pytest.skip("no /proc/self/maps on this system")
+    path = Path(bbd.BitBullyDatabases.get_database_path("12-ply-dist")).resolve()
+    address = book.score_address
+    for line in maps.read_text().splitlines():
+        fields = line.split()
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        if low <= address < high:
+            assert fields[-1] == str(path) and fields[1].startswith("r-")
+            return
+    pytest.fail("the book's address is in no mapping")
+
+
+def test_the_8_stone_file_is_mapped_only_when_used() -> None:
+    """The search never probes 8 stones, so loading the book leaves that file alone."""
+    OpeningBook.load.cache_clear()
+    fresh = OpeningBook.load()
+    assert not fresh.outcomes_mapped
+    pos = random_position(random.Random(SEED), 8)
+    fresh.probe_outcome(pos.current, pos.mask)
+    assert fresh.outcomes_mapped
+
+
+def test_a_corrupt_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys out of order (a bad copy, a format change) must not reach the binary search."""
+    source = Path(bbd.BitBullyDatabases.get_database_path("12-ply-dist"))
+    records = bytearray(source.read_bytes()[:5000])
+    records[0:5], records[5:10] = records[5:10], records[0:5]
+    broken = tmp_path / "book_12ply_distances.dat"
+    broken.write_bytes(records)
+    monkeypatch.setattr(bbd.BitBullyDatabases, "get_database_path", staticmethod(lambda name: str(broken)))
+    OpeningBook.load.cache_clear()
+    with pytest.raises(BookUnavailableError, match="not strictly increasing"):
+        OpeningBook.load()
+    OpeningBook.load.cache_clear()
 
 
 # ---------------------------------------------------------------- scores by hand

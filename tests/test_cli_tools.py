@@ -8,12 +8,22 @@ useful if two runs of the same code print the same number.
 
 from __future__ import annotations
 
+import os
+import random
 import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
-from c4engine import bench
+from c4engine import bench, cli as cli_module
+from c4engine.board import Position
 from c4engine.cli import cli
+from c4engine.kernel import to_pons
+from c4engine.limits import Limits
+from c4engine.search import Searcher
 
 # Positions from Pons' test sets with their exact scores.
 LATE_DRAW = "23163416124767223154467471272416755633"    # 0
@@ -44,7 +54,6 @@ def test_solve_reports_mismatches_and_bad_lines_and_goes_on() -> None:
         f"{LATE_LOSS} -1",
         f"{LATE_WIN} 2",          # wrong expected score: the true one is 1
         "12x4 3",                 # not digits
-        "",                       # blank lines are skipped
         "1212121",                # the game is already over
         "4 5 6",                  # too many fields
         f"{LATE_DRAW} 0",
@@ -55,9 +64,9 @@ def test_solve_reports_mismatches_and_bad_lines_and_goes_on() -> None:
     assert scores_printed(result.stdout) == {LATE_LOSS: -1, LATE_WIN: 1, LATE_DRAW: 0, WIN_BY_3: 3}
     assert f"line 2: {LATE_WIN} expected 2, got 1" in result.stderr
     assert "line 3: '12x4' is not a string of column digits" in result.stderr
-    assert "line 5: '1212121': the game is already over" in result.stderr
-    assert "line 6: expected '<moves> [<expected score>]'" in result.stderr
-    assert "line 7" not in result.stderr and "line 1:" not in result.stderr
+    assert "line 4: '1212121': the game is already over" in result.stderr
+    assert "line 5: expected '<moves> [<expected score>]'" in result.stderr
+    assert "line 6" not in result.stderr and "line 1:" not in result.stderr
     assert "4 positions, 2/3 correct, 3 bad lines" in result.stderr
 
 
@@ -75,6 +84,152 @@ def test_solve_weak_on_an_immediate_win() -> None:
     result = run(["solve", "--weak"], f"{WIN_AT_ONCE} 5\n")
     assert result.exit_code == 0, result.stderr
     assert scores_printed(result.stdout) == {WIN_AT_ONCE: 1}
+
+
+def test_an_empty_line_is_the_empty_board() -> None:
+    """As in Pons' solver.  The empty board itself takes minutes to solve (see the slow
+    test below), so this records the position the solver is handed instead."""
+    asked: list[Position] = []
+
+    class Recorder:
+        def clear(self) -> None:
+            pass
+
+        def solve(self, pos: Position, weak: bool) -> tuple[int, int]:
+            asked.append(pos)
+            return 0, 0
+
+    tally = cli_module._SolveTally()
+    for number, line in enumerate(["\n", "   \n", "44\n"], start=1):
+        cli_module._solve_line(Recorder(), number, line, False, False, tally)  # type: ignore[arg-type]
+    assert [pos.history for pos in asked] == [(), (), (3, 3)]
+    assert tally.bad_lines == 0 and tally.positions == 3
+
+
+def test_a_few_plies_through_the_same_path() -> None:
+    """A 4-stone position, solved from scratch in the default run: the first player wins
+    with its 4th stone (c1 or f1 makes two threats), Pons score 18."""
+    result = run(["solve"], "4455 18\n")
+    assert result.exit_code == 0, result.stderr
+    assert scores_printed(result.stdout) == {"4455": 18}
+
+
+@pytest.mark.slow
+def test_solving_the_empty_board() -> None:
+    """The first player wins with its last stone (Pons score 1); weakly: a win."""
+    for args, score in ((["solve", "--weak", "--hash", "1024"], 1), (["solve", "--hash", "1024"], 1)):
+        result = run(args, "\n")
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.split()[0] == str(score)
+
+
+def every_column_printed(stdout: str) -> dict[str, list[int]]:
+    """``moves -> seven scores`` from ``solve --all`` lines."""
+    out = {}
+    for line in stdout.splitlines():
+        fields = line.split()
+        assert len(fields) == 10, line
+        out[fields[0]] = [int(x) for x in fields[1:8]]
+    return out
+
+
+def late_positions(count: int, stones: int) -> list[Position]:
+    rng = random.Random(20261122 + stones)
+    out: list[Position] = []
+    while len(out) < count:
+        pos = Position()
+        while pos.stones < stones and not pos.is_over():
+            pos = pos.play(rng.choice(pos.legal_moves()))
+        if not pos.is_over():
+            out.append(pos)
+    return out
+
+
+def test_solve_all_agrees_with_multipv_7() -> None:
+    """``--all`` gives each playable column the score the engine's MultiPV 7 gives it,
+    -1000 to the full ones; and the position's score, checked, is their maximum."""
+    positions = late_positions(6, 24) + late_positions(6, 32)
+    assert any(not all(pos.can_play(col) for col in range(7)) for pos in positions), "no full column"
+    text = "".join(f"{''.join(str(c + 1) for c in pos.history)}\n" for pos in positions)
+    result = run(["solve", "--all"], text)
+    assert result.exit_code == 0, result.stderr
+    printed = every_column_printed(result.stdout)
+    searcher = Searcher(hash_mb=16)
+    for pos in positions:
+        moves = "".join(str(c + 1) for c in pos.history)
+        searcher.clear()
+        report = searcher.search(pos, Limits(), multipv=7).report
+        assert report is not None and report.exact
+        expected = [-1000] * 7
+        for line in report.lines:
+            expected[line.pv[0]] = int(to_pons(line.score))
+        assert printed[moves] == expected, moves
+
+
+def test_solve_all_agrees_with_bitbully() -> None:
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    positions = late_positions(8, 14) + late_positions(8, 20) + late_positions(8, 30)
+    text = "".join(f"{''.join(str(c + 1) for c in pos.history)}\n" for pos in positions)
+    result = run(["solve", "--all"], text)
+    assert result.exit_code == 0, result.stderr
+    printed = every_column_printed(result.stdout)
+    oracle = bitbully.BitBully()
+    for pos in positions:
+        moves = "".join(str(c + 1) for c in pos.history)
+        scores = oracle.score_all_moves(bitbully.Board.from_moves(list(pos.history)))  # legal columns only
+        expected = [scores.get(col, -1000) for col in range(7)]
+        assert printed[moves] == expected, moves
+
+
+def test_solve_all_weak_and_checked() -> None:
+    result = run(["solve", "--all", "--weak"], f"{LATE_LOSS} -1\n{WIN_AT_ONCE} 5\n")
+    assert result.exit_code == 0, result.stderr
+    printed = every_column_printed(result.stdout)
+    assert max(printed[LATE_LOSS]) == -1 and max(printed[WIN_AT_ONCE]) == 1
+    assert set(printed[LATE_LOSS]) <= {-1, 0, 1, -1000}
+
+
+def run_solve_process(data: bytes, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``c4engine solve`` as a real process, reading ``data`` from a file."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "c4engine", "solve", "-"], input=data, capture_output=True,
+                          timeout=120, env=env)
+
+
+def test_a_file_that_is_not_utf8_gets_per_line_errors() -> None:
+    """The good lines are solved; each bad one is named; no traceback; exit 1."""
+    data = f"{LATE_LOSS} -1\n".encode() + b"44\xff53\n" + f"{LATE_DRAW} 0\n".encode() + b"\xe9\n"
+    done = run_solve_process(data)
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 1
+    assert scores_printed(stdout) == {LATE_LOSS: -1, LATE_DRAW: 0}
+    assert "line 2: not valid UTF-8" in stderr and "line 4: not valid UTF-8" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_byte_order_mark_does_not_spoil_the_first_line() -> None:
+    done = run_solve_process(b"\xef\xbb\xbf" + f"{LATE_WIN} 1\n{LATE_DRAW} 0\n".encode())
+    assert done.returncode == 0, done.stderr.decode()
+    assert scores_printed(done.stdout.decode()) == {LATE_WIN: 1, LATE_DRAW: 0}
+
+
+def test_output_survives_a_narrow_terminal_encoding() -> None:
+    """A bad line quoting characters the terminal cannot show is reported with escapes."""
+    done = run_solve_process("h\u2713llo\n".encode() + f"{LATE_WIN} 1\n".encode(),
+                             {"PYTHONIOENCODING": "latin-1"})
+    stderr = done.stderr.decode("latin-1")
+    assert done.returncode == 1
+    assert "line 1: 'h\\u2713llo' is not a string of column digits" in stderr, stderr
+    assert "Traceback" not in stderr
+    assert scores_printed(done.stdout.decode("latin-1")) == {LATE_WIN: 1}
+
+
+def test_solve_with_two_threads() -> None:
+    text = "\n".join(f"{moves} {score}" for moves, score in [
+        (WIN_BY_3, 3), (LOSS_BY_9, -9), (LATE_DRAW, 0), (LATE_WIN, 1)]) + "\n"
+    result = run(["solve", "--threads", "2"], text)
+    assert result.exit_code == 0, result.stderr
+    assert "4 positions, 4/4 correct, 0 bad lines" in result.stderr
 
 
 def nodes_searched(result: Result) -> int:

@@ -10,10 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from c4engine import Position
 from c4engine.board import RulesError
-from c4engine.engine import (MAX_NUMBER, EngineClient, EngineDied, EngineError, EngineTimeout,
-                             GoLimits, Limit, Score, SimpleEngine, collect_lines, engine_move,
-                             hash_ready_seconds, merge_info, parse_info, parse_number)
+from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied,
+                             EngineError, EngineTimeout, Limit, Score, SearchResult,
+                             SimpleEngine,
+                             collect_lines, engine_move, hash_ready_seconds, merge_info,
+                             parse_info, parse_number)
+from c4engine.go_params import GoParams
 from c4engine.notation import parse_digits, to_fen
 
 TESTS = Path(__file__).resolve().parent
@@ -27,7 +31,8 @@ def misbehaving(mode: str, arg: str = "") -> str:
 
 @dataclass(frozen=True)
 class StandIn:
-    """The two attributes the client reads of a position (as c4engine.Position has)."""
+    """The two attributes the client reads of a position, without c4engine.Position's
+    checks: a client must refuse what a duck-typed position may hold."""
 
     moves: tuple[int, ...] = ()
     start_fen: str | None = None
@@ -93,15 +98,21 @@ def test_multipv_lines_are_kept_apart():
     assert [(i["multipv"], i["score"], i["pv"]) for i in lines] == [
         (1, Score("cp", 25), [4, 4]), (2, Score("cp", 5), [3, 4]), (3, Score("cp", -50), [1, 4])]
     assert lines[0]["nodes"] == 500 and "upperbound" not in lines[2]
+    only_second = SearchResult("3", collect_lines(["info multipv 2 score cp 5 pv 3"]))
+    assert only_second.info == {}
 
 
-def test_go_command():
-    assert GoLimits(depth=3).go_command() == "go depth 3"
-    assert GoLimits(wtime=1000, btime=900, winc=10, binc=10, nodes=5).go_command() == \
-        "go wtime 1000 btime 900 winc 10 binc 10 nodes 5"
-    assert Limit(time=0.25, depth=4).go_limits().go_command() == "go movetime 250 depth 4"
-    assert Limit(white_clock=2, black_clock=1.5, white_inc=0.1, black_inc=0.1).go_limits() == \
-        GoLimits(wtime=2000, btime=1500, winc=100, binc=100)
+def test_limit_in_seconds_becomes_a_go_command_in_ms():
+    assert Limit(time=0.25, depth=4).go_params().command() == "go depth 4 movetime 250"
+    assert Limit(mate=3, white_clock=1, remaining_moves=5).go_params() == \
+        GoParams(mate=3, wtime=1000, movestogo=5)
+    assert Limit(white_clock=2, black_clock=1.5, white_inc=0.1, black_inc=0.1).go_params() == \
+        GoParams(wtime=2000, btime=1500, winc=100, binc=100)
+    for bad in (Limit(time=float("inf")), Limit(white_clock=float("nan")), Limit(depth=0),
+                Limit(time=1e30)):
+        with pytest.raises(ValueError):
+            bad.go_params()
+    assert Limit(nodes=10).timeout(0) == 60.0 and Limit(time=1, black_clock=0.5).timeout(1) == 5.5
 
 
 def test_moves_must_come_in_the_notation_the_engine_was_told():
@@ -116,10 +127,12 @@ def test_moves_must_come_in_the_notation_the_engine_was_told():
         engine_move("P@d1", pos, drops=True)
     with pytest.raises(RulesError, match="full"):
         engine_move("1", parse_digits("111111"), drops=False)
+    with pytest.raises(RulesError, match="no move given"):
+        engine_move("(none)", pos, drops=True)
 
 
 def test_a_large_hash_gets_more_time_for_readyok():
-    assert hash_ready_seconds([("Hash", "8192")]) == pytest.approx(8 * 4.5)
+    assert hash_ready_seconds([("Hash", "8192")]) == pytest.approx(8 * READY_SECONDS_PER_GIB)
     assert hash_ready_seconds([("Threads", "2")]) == 0.0
     assert hash_ready_seconds([("Hash", "lots")]) == 0.0
 
@@ -139,7 +152,7 @@ def test_client_talks_to_an_engine_and_notices_its_death():
             client.read_line(0.05)
         client.position([4])
         with pytest.raises(EngineDied, match="exited with code 3.*crashing on purpose"):
-            client.go(GoLimits(depth=1), timeout=5)
+            client.go(GoParams(depth=1), timeout=5)
         assert not client.alive
         client.start()  # a restart
         assert client.alive
@@ -154,7 +167,7 @@ def test_client_search_result():
     try:
         client.setup()
         assert client.position([4, 4]) == parse_digits("44")
-        result = client.go(GoLimits(depth=1), timeout=5)
+        result = client.go(GoParams(depth=1), timeout=5)
         assert result.bestmove == "P@a1"
         assert result.info == dict(depth=1, score=Score("cp", 0), nodes=1, time=0.0, pv=[1])
         assert 0 <= result.elapsed < 5
@@ -169,10 +182,9 @@ def test_a_bestmove_that_answers_no_go_is_discarded():
     try:
         client.setup()
         client.position([])
-        first = client.go(GoLimits(depth=1), timeout=5)
-        time.sleep(0.2)  # the second bestmove arrives meanwhile
-        client.position([1])
-        second = client.go(GoLimits(depth=1), timeout=5)
+        first = client.go(GoParams(depth=1), timeout=5)
+        client.position([1])  # at once: the second bestmove may not have arrived yet
+        second = client.go(GoParams(depth=1), timeout=5)
         assert (first.bestmove, second.bestmove) == ("P@a1", "P@a2")
         assert client.stale_bestmoves == 1
         assert second.elapsed >= 0
@@ -189,7 +201,7 @@ def test_an_engine_whose_child_holds_its_output_is_seen_dead_and_the_child_ended
     client.position([])
     began = time.monotonic()
     with pytest.raises(EngineDied, match="exited with code 3"):
-        client.go(GoLimits(depth=1), timeout=20)
+        client.go(GoParams(depth=1), timeout=20)
     assert time.monotonic() - began < 10
     child = int(pid_file.read_text())
     for _ in range(100):
@@ -219,7 +231,7 @@ def test_readyok_waits_longer_for_a_large_hash():
             client.setup(ready_timeout=0.3)
         client.start()
         client.setup([("Hash", "1024")], ready_timeout=0.3)
-        assert client.ready_timeout == pytest.approx(0.3 + 4.5)
+        assert client.ready_timeout == pytest.approx(0.3 + READY_SECONDS_PER_GIB)
     finally:
         client.quit()
 
@@ -230,7 +242,7 @@ def test_readyok_waits_longer_for_a_large_hash():
 def test_simple_engine_plays_and_quits_as_a_context_manager():
     with SimpleEngine.popen(SIMPLE) as engine:
         assert engine.id == {"name": "simple"}
-        result = engine.play(StandIn((4, 4)), Limit(depth=1))
+        result = engine.play(Position.from_moves("44"), Limit(depth=1))
         assert result.move == 1 and result.info["pv"] == [1]
         engine.configure({"Hash": 16, "Ponder": False})
         assert engine.configured["Ponder"] == "false"
@@ -241,26 +253,33 @@ def test_simple_engine_plays_and_quits_as_a_context_manager():
 def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
     with SimpleEngine.popen(misbehaving("crash")) as engine:
         with pytest.raises(EngineDied, match="crashing on purpose"):
-            engine.play(StandIn(), Limit(depth=1))
+            engine.play(Position(), Limit(depth=1))
     with SimpleEngine.popen(misbehaving("stall")) as engine:
         began = time.monotonic()
         with pytest.raises(EngineTimeout):
-            engine.play(StandIn(), Limit(time=0.05), timeout=0.5)
+            engine.play(Position(), Limit(time=0.05), timeout=0.5)
         assert time.monotonic() - began < 3
+
+
+def test_simple_engine_that_never_completes_the_handshake_is_an_error():
+    began = time.monotonic()
+    with pytest.raises(EngineTimeout, match="no uciok within 0.5 s"):
+        SimpleEngine.popen(misbehaving("silent"), timeout=0.5)
+    assert time.monotonic() - began < 3
 
 
 def test_simple_engine_refuses_an_illegal_move():
     with SimpleEngine.popen(misbehaving("illegal")) as engine:
         with pytest.raises(EngineError, match="illegal bestmove"):
-            engine.play(StandIn(), Limit(depth=1))
+            engine.play(Position(), Limit(depth=1))
     with SimpleEngine.popen(misbehaving("wrongnotation")) as engine:
         with pytest.raises(EngineError, match="a move is a drop"):
-            engine.play(StandIn(), Limit(depth=1))
+            engine.play(Position(), Limit(depth=1))
 
 
 def test_simple_engine_ignores_malformed_info_lines():
     with SimpleEngine.popen(misbehaving("garbage")) as engine:
-        result = engine.play(StandIn((4,)), Limit(depth=1))
+        result = engine.play(Position.from_moves("4"), Limit(depth=1))
     assert result.move == 1
     assert result.info == dict(depth=4, score=Score("mate", 2), lowerbound=True, nodes=40,
                                time=0.007, pv=[1])
@@ -268,8 +287,8 @@ def test_simple_engine_ignores_malformed_info_lines():
 
 def test_simple_engine_analyse_keeps_multipv_lines_apart():
     with SimpleEngine.popen(misbehaving("multipv")) as engine:
-        lines = engine.analyse(StandIn((1, 1, 1, 1, 1, 1)), Limit(depth=2), multipv=3)
-        single = engine.analyse(StandIn(), Limit(depth=2))
+        lines = engine.analyse(Position.from_moves("111111"), Limit(depth=2), multipv=3)
+        single = engine.analyse(Position(), Limit(depth=2))
     assert [(i["multipv"], i["score"], i["pv"], i["depth"]) for i in lines] == [
         (1, Score("cp", -10), [2], 2), (2, Score("cp", -20), [3], 2), (3, Score("cp", -30), [4], 2)]
     assert single["pv"] == [1] and single["nodes"] == 99
@@ -278,28 +297,44 @@ def test_simple_engine_analyse_keeps_multipv_lines_apart():
 def test_simple_engine_sends_the_start_fen_and_the_moves():
     start = parse_digits("4444")
     with SimpleEngine.popen(SIMPLE) as engine:
-        result = engine.play(StandIn((1, 2), to_fen(start)), Limit(depth=1))
+        result = engine.play(Position.from_fen(to_fen(start)).play(1).play(2), Limit(depth=1))
         assert result.move == 1
         with pytest.raises(EngineError, match="cannot send the position"):
             engine.play(StandIn((4,) * 7), Limit(depth=1))
 
 
+def strength(score: Score) -> tuple[int, int]:
+    """A key that orders scores from the mover's side: wins (sooner first), heuristic
+    values, losses (later first)."""
+    if score.kind == "cp":
+        return (1, score.value)
+    return (2, -score.value) if score.value > 0 else (0, -score.value)
+
+
 def test_real_c4engine_multipv_lines_belong_together():
     """MultiPV 3 against c4engine: three lines numbered 1-3, best first, each its own
     PV; the move played is the first line's."""
-    position = StandIn((4,))
+    position = Position.from_moves("4")
     with SimpleEngine.popen(REAL, ready_timeout=180) as engine:
         lines = engine.analyse(position, Limit(depth=6), multipv=3)
         assert [line["multipv"] for line in lines] == [1, 2, 3]
         assert len({line["pv"][0] for line in lines}) == 3
-        values = [line["score"].value for line in lines]
-        assert all(line["score"].kind == "cp" for line in lines)
+        values = [strength(line["score"]) for line in lines]
         assert values == sorted(values, reverse=True)
         engine.configure({"MultiPV": 3})
         engine.client.position(position.moves)
-        answer = engine.client.go(GoLimits(depth=6), timeout=60)
+        answer = engine.client.go(GoParams(depth=6), timeout=60)
         assert engine_move(answer.bestmove, parse_digits("4"), True) + 1 == \
             answer.lines[0]["pv"][0]
         assert [line["multipv"] for line in answer.lines] == [1, 2, 3]
         played = engine.play(position, Limit(depth=6))
         assert played.move == played.info["pv"][0]
+
+
+def test_real_c4engine_bounds_stay_bounds():
+    """Issue 9: a bound was reported as an exact mate.  Here c4engine proves the loss
+    at depth 4 without its distance: ``mate -1 upperbound`` (lost in at most one)."""
+    with SimpleEngine.popen(REAL, ready_timeout=180, options={"OwnBook": False}) as engine:
+        info = engine.analyse(Position.from_moves("4455443"), Limit(depth=4))
+    assert info["score"] == Score("mate", -1) and info.get("upperbound") is True
+    assert "lowerbound" not in info

@@ -59,9 +59,16 @@ class GuiServer:
         self.url = found.group(0)
 
     def engines(self) -> list[int]:
-        """Process ids of the engines the server started (its children)."""
-        out = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True)
-        return [int(pid) for pid in out.stdout.split()]
+        """Process ids of the engines the server started: its living children."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            except (OSError, IndexError):
+                continue  # the process ended while we looked
+            if int(parent) == self.process.pid and state != "Z":
+                found.append(int(stat.parent.name))
+        return found
 
     def interrupt(self) -> int:
         """Ctrl-C, as a person stops it; the exit status."""
@@ -240,3 +247,15 @@ def test_ctrl_c_stops_the_server_and_its_engines(page, server: GuiServer) -> Non
     while any(Path(f"/proc/{pid}").exists() for pid in engines) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{pid}").exists() for pid in engines)
+
+
+def test_a_reload_keeps_the_game_and_settings(page) -> None:  # type: ignore[no-untyped-def]
+    page.select_option("#mode", "humans")
+    page.fill("#setup-text", "4453")
+    page.click("#setup")
+    wait_stones(page, 4)
+    page.reload()
+    wait_stones(page, 4)
+    page.wait_for_function("document.getElementById('mode').value === 'humans'")
+    assert board_of(page) == expected_board(parse_digits("4453"))
+    assert page.text_content("#digits") == "4453"

@@ -18,14 +18,16 @@ from typing import Any
 
 import pytest
 
-aiohttp = pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
+pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
+from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.server import create_app, default_engine  # noqa: E402
+from c4engine.gui.session import Session  # noqa: E402
 
 TESTS = Path(__file__).parent
-WAIT = 30.0  # seconds: a first engine start may compile the kernel
+WAIT = 60.0  # seconds: a first engine start may compile the kernel
 
 
 def misbehaving(mode: str) -> list[str]:
@@ -35,7 +37,7 @@ def misbehaving(mode: str) -> list[str]:
 class Page:
     """A WebSocket connection as the page makes it, with the messages it received."""
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    def __init__(self, ws: ClientWebSocketResponse) -> None:
         self.ws = ws
         self.state: dict[str, Any] = {}
         self.messages: list[dict[str, Any]] = []
@@ -113,10 +115,10 @@ def with_pages(test: Callable[[Opener], Coroutine[Any, Any, None]]) -> Callable[
 @pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "null", None])
 def test_websocket_from_another_origin_is_refused(origin: str | None) -> None:
     async def body(opener: Opener) -> None:
-        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        with pytest.raises(WSServerHandshakeError) as refused:
             await opener(origin=origin)
         assert refused.value.status == 403
-    with_pages(body)()  # type: ignore[call-arg]
+    with_pages(body)()
 
 
 def test_a_request_for_another_host_name_is_refused() -> None:
@@ -142,7 +144,7 @@ async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener
     before = page.state
     await page.send(op="move", column=4)
     assert "engine's turn" in await page.error()
-    for request, message in [
+    refusals: list[tuple[dict[str, Any], str]] = [
         ({"op": "fly"}, "unknown request 'fly'"),
         ({"op": "settings", "level": 21}, "level must be a whole number from 0 to 20"),
         ({"op": "settings", "movetime": "fast"}, "movetime must be a whole number"),
@@ -150,7 +152,8 @@ async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener
         ({"op": "set", "text": "4444444"}, "column 4 is full"),
         ({"op": "set", "text": "8/7/7/7/7/7 w"}, "FEN"),
         ({"op": "redo"}, "no move to redo"),
-    ]:
+    ]
+    for request, message in refusals:
         await page.send(**request)
         assert message in await page.error()
     await page.ws.send_str("not json")
@@ -188,11 +191,12 @@ async def test_hint_and_analysis_of_every_column(opener: Opener) -> None:
     hinted = await page.state_where(lambda s: s["hint"] is not None)
     assert hinted["hint"] in hinted["playable"]
     await page.send(op="settings", analysis=True)
-    columns: set[str] = set()
+    columns: set[int] = set()
     while len(columns) < 6:  # column 4 is full
         message = await page.until(lambda m: m["type"] == "info" and m["kind"] == "analysis")
-        columns.add(message["line"].split(" pv ")[1].split()[0])
-    assert columns == {"P@a1", "P@b1", "P@c2", "P@e2", "P@f1", "P@g1"}
+        assert message["line"].startswith("info depth") and message["score"]["kind"] in ("cp", "mate")
+        columns.add(message["pv"][0])
+    assert columns == {1, 2, 3, 5, 6, 7}
     assert page.state["hint"] == hinted["hint"]  # a hint stays while the position does
 
 
@@ -211,20 +215,19 @@ async def test_a_crashing_engine_is_reported_and_restarted_with_the_game_kept(op
     assert again["moves"] == [3]
 
 
-@with_pages
-async def test_a_hanging_engine_is_reported(opener: Opener) -> None:
-    session_module.HANG_GRACE, grace = 0.5, session_module.HANG_GRACE
-    try:
+def test_a_hanging_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+
+    async def body(opener: Opener) -> None:
         page = await opener(misbehaving("stall"))
         await page.ready()
         await page.send(op="settings", movetime=100)
         await page.send(op="move", column=1)
         hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
-        assert "stopped answering" in hung["engine"]["detail"] and hung["moves"] == [1]
+        assert "no bestmove within its time" in hung["engine"]["detail"] and hung["moves"] == [1]
         await page.send(op="hint")
         assert "not ready" in await page.error()
-    finally:
-        session_module.HANG_GRACE = grace
+    with_pages(body)()
 
 
 @with_pages
@@ -241,3 +244,62 @@ async def test_an_engine_that_cannot_start(opener: Opener) -> None:
     page = await opener(["/nonexistent/engine"])
     state = await page.state_where(lambda s: s["engine"]["status"] == "dead")
     assert "cannot start" in state["engine"]["detail"]
+
+
+@with_pages
+async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> None:
+    """Any engine that speaks the protocol: here the referee tests' simple engine, which
+    answers in drops once told the variant is cfour."""
+    page = await opener([sys.executable, str(TESTS / "simple_engine.py")])
+    ready = await page.ready()
+    assert ready["engine"]["name"] == "simple"
+    await page.send(op="move", column=4)
+    state = await page.state_where(lambda s: len(s["moves"]) == 2)
+    assert state["moves"] == [4, 1]  # it plays the first column that is not full
+
+
+def test_an_engine_that_never_finishes_starting_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "HANDSHAKE_SECONDS", 0.5)
+
+    async def body(opener: Opener) -> None:
+        page = await opener(misbehaving("silent"))
+        hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
+        assert "did not finish starting" in hung["engine"]["detail"]
+    with_pages(body)()
+
+
+class RecordingEngine:
+    """Stands in for an engine process: keeps the lines the session sends."""
+
+    serial = 1
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send(self, line: str) -> bool:
+        self.sent.append(line)
+        return True
+
+
+def test_searches_set_the_level_and_multipv_within_the_engines_ranges() -> None:
+    """The player's search runs at the chosen level, analysis and hints at the
+    engine's full strength; values outside what the engine announced are clamped,
+    options it does not have are never sent, and nothing is sent twice."""
+    session = Session(["unused"], send=None)  # type: ignore[arg-type]
+    engine = RecordingEngine()
+    session.engine, session.status = engine, "ready"  # type: ignore[assignment]
+    session.engine_options = {"Skill Level": "type spin default 20 min -20 max 20",
+                              "MultiPV": "type spin default 1 min 1 max 5"}
+    session.start_search("analysis")
+    assert engine.sent == ["setoption name Skill Level value 20", "setoption name MultiPV value 5",
+                           "position startpos", "go infinite"]
+    session.pending.clear()
+    session.level, session.movetime = 3, 700
+    engine.sent.clear()
+    session.start_search("move")
+    assert engine.sent == ["setoption name Skill Level value 3", "setoption name MultiPV value 1",
+                           "position startpos", "go movetime 700"]
+    session.pending.clear()
+    engine.sent.clear()
+    session.start_search("move")
+    assert engine.sent == ["position startpos", "go movetime 700"]

@@ -2,7 +2,7 @@
 ``UCI_Elo`` options on the real process (pexpect), and the level's choice of move.
 
 The level's effect is measured over many positions, not one: at level 0 the
-engine must miss a win with the next stone in a good share of 40 positions
+engine must miss a win with the next stone in a good share of 100 positions
 that have exactly one such win, and at full strength in none.
 """
 
@@ -19,13 +19,15 @@ from c4engine.limits import Limits
 from c4engine.scores import MATE, to_internal
 from test_protocol import EngineProcess, bestmoves, errors, infos, start_engine
 
-EASY_WINS = 40
+EASY_WINS = 100
+MIN_MISSED = 15  # measured: 113 missed of 300, so 15 of 100 is a 1-in-10^6 fluke
 
 
 def one_win_positions(count: int, seed: int = 11) -> list[Position]:
     """Positions from seeded random games where the side to move has exactly one
     column that wins at once."""
-    rng, found = random.Random(seed), []
+    rng = random.Random(seed)
+    found: list[Position] = []
     while len(found) < count:
         pos = Position()
         while not pos.is_over():
@@ -118,19 +120,19 @@ def test_a_refused_level_keeps_the_last_good_one(engine: EngineProcess) -> None:
     reset(engine)
     engine.command("setoption name Skill Level value 0")
     engine.command("setoption name Skill Level value 99")
-    assert missed_wins(engine, one_win_positions(EASY_WINS)) >= EASY_WINS // 4
+    assert missed_wins(engine, one_win_positions(EASY_WINS)) >= MIN_MISSED
 
 
 # ------------------------------------------------------------------ effect
 
 def test_level_0_misses_easy_wins_and_full_strength_never(engine: EngineProcess) -> None:
-    """About 64% expected at level 0 (a win weighs e^1.15 against six moves near
-    e^0); fewer than a quarter of 40 would be a 1-in-10^6 fluke."""
+    """Level 0 missed 113 of 300 such wins when measured (the other moves are not
+    all worth 0: some let the opponent win); at least 15 of 100 is asked."""
     positions = one_win_positions(EASY_WINS)
     reset(engine)
     assert missed_wins(engine, positions) == 0
     engine.command("setoption name Skill Level value 0")
-    assert missed_wins(engine, positions) >= EASY_WINS // 4
+    assert missed_wins(engine, positions) >= MIN_MISSED
 
 
 def test_limit_strength_at_the_lowest_elo_plays_like_level_0(engine: EngineProcess) -> None:
@@ -138,7 +140,7 @@ def test_limit_strength_at_the_lowest_elo_plays_like_level_0(engine: EngineProce
     reset(engine)
     engine.command("setoption name UCI_LimitStrength value true")
     engine.command(f"setoption name UCI_Elo value {MIN_ELO}")
-    assert missed_wins(engine, positions) >= EASY_WINS // 4
+    assert missed_wins(engine, positions) >= MIN_MISSED
     engine.command("setoption name UCI_LimitStrength value false")
     assert missed_wins(engine, positions) == 0
 

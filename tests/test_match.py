@@ -1,16 +1,19 @@
 """The referee: scheduling, judging misbehaving engines, statistics, PGN, command line.
 
 Most matches here use two tiny engines written in plain Python (simple_engine.py,
-misbehaving_engine.py) that start in milliseconds; the matches between real
-c4engine processes run once ``python -m c4engine`` exists."""
+misbehaving_engine.py) that start in milliseconds; a few are between real
+c4engine processes (``python -m c4engine`` from this checkout)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -72,6 +75,21 @@ def test_random_order_is_a_seeded_permutation_per_pass():
     assert first == [s.opening for s in schedule(openings, 28, "random", 5)][::2]
     assert sorted(first[:7]) == sorted(openings) == sorted(first[7:])
     assert first[:7] != openings
+
+
+def test_openings_files_name_every_bad_line(tmp_path):
+    """Issue 10, item 13: a byte that is not UTF-8 gave a bare UnicodeDecodeError
+    traceback, and a byte-order mark spoiled the first line."""
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbf44\n35\n")
+    assert read_openings(bom) == ("44", "35")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"44\n# caf\xe9\n4480\n35\n")
+    with pytest.raises(click.UsageError) as failure:
+        read_openings(latin)
+    assert failure.value.message.splitlines() == [
+        f"{latin}:2: not UTF-8 text (byte 0xe9 at column 6)",
+        f"{latin}:3: opening '4480': move '8': column out of range (1-7)"]
 
 
 def test_read_openings(tmp_path):
@@ -170,12 +188,13 @@ HARMLESS = [
     ("early", 0),  # a bestmove before every readyok: discarded
     ("huge", 0),  # a score of 400 nines: that info line is ignored
     ("garbage", 0),  # malformed info lines around a good one
+    ("slowready 0.05", 0),  # every readyok late (the one before each go included)
 ]
 
 
 @pytest.mark.parametrize("mode, _", HARMLESS)
 def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
-    pgn = tmp_path / f"{mode}.pgn"
+    pgn = tmp_path / "games.pgn"
     report, _lines = play(config(SIMPLE_LAST, misbehaving(mode), pgn_path=pgn))
     outcomes = report.tally.outcomes
     assert len(outcomes) == 4
@@ -196,6 +215,15 @@ def test_harmless_misbehaviour_costs_nothing(tmp_path, mode, _):
         assert engine_moves and all(m.comment.startswith("+0.25/3 ") for m in engine_moves)
     if mode == "garbage":
         assert any(m.comment.startswith(">=+M2/4 ") for o in outcomes for m in o.pgn.moves)
+
+
+def test_pgn_comments_take_the_best_lines_score_under_multipv():
+    """Issue 9: with MultiPV 3 the comment showed the last line's score and depth."""
+    multi = EngineSpec(misbehaving("multipv"), options=(("MultiPV", "3"),))
+    report, _ = play(config(SIMPLE, SIMPLE, engines=(EngineSpec(SIMPLE), multi), games=2))
+    comments = [m.comment for o in report.tally.outcomes for m in o.pgn.moves
+                if m.comment != "book" and not m.comment.startswith("0.00/1 ")]
+    assert comments and all(c.startswith("-0.10/2 ") for c in comments)
 
 
 def test_hostile_engine_text_cannot_break_the_pgn(tmp_path):
@@ -230,6 +258,35 @@ def test_a_move_in_the_wrong_notation_is_illegal():
                for o in report.tally.outcomes)
 
 
+def test_ctrl_c_ends_the_engines_and_records_no_game_cut_short(tmp_path, importable_repo):
+    """Engines run in their own process groups, so Ctrl-C reaches only the referee:
+    it must end them itself, and the game it cut short is not a forfeit."""
+    pgn = tmp_path / "aborted.pgn"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "c4engine", "match", "--engine", SIMPLE,
+         "--engine", misbehaving("stall"), "--depth", "1", "--games", "2", "--pgn", str(pgn),
+         "--debug"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert referee.stderr is not None
+    for line in referee.stderr:  # wait until the staller has been asked for a move
+        if line.startswith(">simple-2: go"):
+            break
+    engines = [int(pid) for pid in Path(f"/proc/{referee.pid}/task/{referee.pid}/children")
+               .read_text().split()]
+    referee.send_signal(signal.SIGINT)
+    _, rest = referee.communicate(timeout=20)
+    assert referee.returncode == 1 and "Aborted!" in rest
+    assert "Finished game" not in rest and not pgn.exists()
+    assert len(engines) == 2
+    for pid in engines:
+        for _ in range(100):
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists()
+
+
 def test_crash_message_carries_the_engines_last_words():
     report, _ = play(config(misbehaving("crash"), SIMPLE, games=1, concurrency=1))
     assert "crashing on purpose" in report.tally.outcomes[0].pgn.result_comment
@@ -255,13 +312,13 @@ def run_cli(*args: str):
 def test_cli_match_with_names_options_and_pgn(tmp_path):
     pgn = tmp_path / "m.pgn"
     result = run_cli("--engine", SIMPLE, "--name", "First", "--option", "Hash=16",
-                     "--engine", misbehaving("illegal"), "--name", "Cheat",
+                     f"--engine={misbehaving('illegal')}", "--name=Cheat",
                      "--rounds", "2", "--tc", "5+0.05", "--pgn", str(pgn),
                      "--sprt", "elo0=0 elo1=10 alpha=0.05 beta=0.05")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Score of First vs Cheat: 4 - 0 - 0  [1.000] 4" in out
-    assert "Elo difference: inf +/- " in out
+    assert "Elo difference: inf +/- inf" in out
     assert "Ptnml(0-2): [0, 0, 0, 0, 2]" in out
     assert "SPRT (normalized, pentanomial)" in out and "lbound -2.94, ubound 2.94" in out
     assert "Forfeits by Cheat: 4 (illegal move 4)" in out
@@ -283,6 +340,22 @@ def test_cli_match_with_names_options_and_pgn(tmp_path):
     (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "fast"], "SECONDS[+INCREMENT]"),
     (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=5 elo1=1"],
      "elo0 must be less"),
+    # Issue 10, item 4: each of these passed and crashed the run after the first game.
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "inf"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "nan"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "1e308"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--tc", "10+inf"], "at most 1e+06 s"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=0 elo1=300"],
+     "cannot be computed for elo0 0 and elo1 300"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=-inf elo1=5"],
+     "must be finite"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--sprt", "elo0=0 elo1=nan"],
+     "must be finite"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--stall-timeout", "nan"],
+     "not a finite number"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1", "--stall-timeout", "inf"],
+     "0<x<=1000000"),
+    (["--engine", SIMPLE, "--engine", SIMPLE, "--movetime", "9" * 30], "1<=x<=1000000000"),
 ])
 def test_cli_usage_errors(args, message):
     result = run_cli(*args)
@@ -309,15 +382,6 @@ def test_cli_engine_that_does_not_start_is_an_error_before_any_game(tmp_path, co
 # -- real engines -----------------------------------------------------------
 
 
-def real_engine_available() -> bool:
-    return all(importlib.util.find_spec(m) is not None
-               for m in ("c4engine.__main__", "c4engine.protocol"))
-
-
-real_engine = pytest.mark.skipif(not real_engine_available(),
-                                 reason="python -m c4engine does not exist yet")
-
-
 @pytest.fixture
 def importable_repo(monkeypatch):
     """Let ``python -m c4engine`` find this checkout whatever the working directory."""
@@ -325,7 +389,6 @@ def importable_repo(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", path)
 
 
-@real_engine
 def test_real_engines_play_clean_games(tmp_path, importable_repo):
     pgn = tmp_path / "real.pgn"
     report, _ = play(config(REAL, REAL, openings=("44", "35"), depth=2, pgn_path=pgn))
@@ -338,7 +401,6 @@ def test_real_engines_play_clean_games(tmp_path, importable_repo):
                                else "1-0" if final.side_to_move == 1 else "0-1")
 
 
-@real_engine
 def test_real_engine_beats_the_first_column_player(importable_repo):
     report, _ = play(config(REAL, SIMPLE, openings=("44", "35"), depth=4))
     assert not report.tally.forfeits(0)
@@ -346,7 +408,6 @@ def test_real_engine_beats_the_first_column_player(importable_repo):
     assert wins >= 3 and losses == 0
 
 
-@real_engine
 def test_real_engines_keep_to_a_clock(importable_repo):
     report, _ = play(config(REAL, REAL, openings=("44",), games=2, depth=None,
                             tc=TimeControl(2000, 50)))

@@ -8,8 +8,7 @@ from the empty board, must win against perfect play (the first player wins
 Connect Four, with the 41st stone at the latest).
 
 The file is also the tool for the issue's measurements, for what ``c4engine
-match`` cannot do by itself (its opening files have no way to write the empty
-opening, and it does not know the game values):
+match`` cannot do by itself (it does not know the game values):
 
     python tests/test_perfect_play.py first --movetime 1000 --pgn first.pgn
     python tests/test_perfect_play.py judge --engine-name c4engine games.pgn
@@ -33,12 +32,13 @@ from types import ModuleType
 import click
 import pytest
 
-from c4engine.engine import EngineClient, GoLimits, Score, engine_move
+from c4engine.engine import EngineClient, Score, engine_move
+from c4engine.go_params import GoParams
 from c4engine.notation import parse_digits
 from c4engine.referee.config import EngineSpec, MatchConfig
 from c4engine.referee.game import GameOutcome
 from c4engine.referee.pgn import BOOK, PgnGame, read_games
-from c4engine.referee.strength import builtin_positions_text, read_positions
+from c4engine.referee.strength import builtin_positions, read_positions
 from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
@@ -87,9 +87,9 @@ def match_first_player(movetime: int, engine: str = C4ENGINE, pgn: Path | None =
                        seed: int = 0) -> FirstPlayerGame:
     """One game, c4engine White from the empty board against the perfect engine.
 
-    Through ``run_match`` rather than the command line: an openings file cannot
-    hold the empty opening (blank lines are skipped), but the schedule takes
-    ``""`` as the start position, and engine 0 is White in a match's first game.
+    Through ``run_match`` rather than the command line, to get the outcome back:
+    the opening ``""`` is the empty board (``-`` in an openings file), and engine 0
+    is White in a match's first game.
     ``seed`` > 0 lets the perfect engine pick at random among its best moves, so that
     c4engine meets more than the one centre-first defence."""
     perfect = EngineSpec(PERFECT, "perfect", (("Seed", str(seed)),) if seed else ())
@@ -181,7 +181,7 @@ def test_choices_are_the_best_scores_centre_first() -> None:
     bitbully's full scores): the null-window shortcut must pick the same move."""
     perfect = _perfect_module()
     player = perfect.PerfectPlayer()
-    for position in read_positions(builtin_positions_text())[:60]:
+    for position in read_positions(builtin_positions())[:60]:
         board = perfect.to_board(parse_digits(position.moves))
         choice = player.choose(board)
         best = max(s for s in position.scores if s is not None)
@@ -213,7 +213,7 @@ def test_handshake_and_perfect_go() -> None:
         client.new_game()
         for digits in ("", "4", "44", "444447322222", "4623232231713", "44444432"):
             pos = client.position([int(d) for d in digits])
-            reply = client.go(GoLimits(movetime=1000), timeout=5.0)
+            reply = client.go(GoParams(movetime=1000), timeout=5.0)
             col = engine_move(reply.bestmove, pos, drops=True)
             scores = oracle.score_all_moves(perfect.to_board(pos))
             assert scores[col] == max(scores.values()), (digits, reply.bestmove, scores)

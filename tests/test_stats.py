@@ -65,6 +65,11 @@ def test_matches_fastchess_elo_wdl():
     assert est.margin == pytest.approx(30.43, abs=0.01)
 
 
+def test_a_clean_sweep_has_an_infinite_difference_and_margin():
+    est = elo_estimate(4, 0, 0)
+    assert (est.diff, est.margin) == (math.inf, math.inf)
+
+
 def test_los_by_hand():
     assert los(5, 5) == 0.5
     assert los(0, 0) == 0.5

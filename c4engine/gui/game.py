@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..bits import HEIGHT, WIDTH
-from ..board import Position, RulesError
+from ..board import Position
 from ..notation import format_line, is_digit_string, parse_digits, parse_fen, to_fen
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))

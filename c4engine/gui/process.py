@@ -1,9 +1,11 @@
 """One engine process as the web server sees it: lines in, lines out, asynchronously.
 
-The referee's client (:mod:`c4engine.engine_client`) blocks a thread until an
-answer comes; the web server runs on one asyncio loop and must forward every
+The public client (:class:`c4engine.engine.EngineClient`) blocks a thread until
+an answer comes; the web server runs on one asyncio loop and must forward every
 ``info`` line the moment it arrives while it keeps serving the page, so it
-reads the engine with asyncio's own subprocess streams instead.  Each line
+reads the engine with asyncio's own subprocess streams instead (the lines
+themselves are read with the public client's :func:`~c4engine.engine.parse_info`
+and :func:`~c4engine.engine.engine_move`).  Each line
 (and the end of output) is handed to a callback tagged with the process'
 serial number, so that lines from a process that was killed and replaced can
 be told apart from the new one's.

@@ -1,4 +1,4 @@
-"""``c4engine gui``: a local web server for the bundled page, and the WebSocket it talks over.
+"""The web board's server: the bundled page, and the WebSocket each page talks over.
 
 Why aiohttp: one well-kept asyncio library that has the HTTP server, the
 WebSocket and static files built in, so the whole web board needs one
@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
-import socket
 import sys
-import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-import click
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .session import Session
 
 STATIC = Path(__file__).parent / "static"
 LOCAL_NAMES = ("127.0.0.1", "localhost")
-SESSIONS = web.AppKey("sessions", set)
-ENGINE_ARGV = web.AppKey("engine_argv", list)
+SESSIONS = web.AppKey("sessions", set[web.WebSocketResponse])
+ENGINE_ARGV = web.AppKey("engine_argv", list[str])
 
 
 def default_engine() -> list[str]:
@@ -71,7 +67,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         return web.Response(status=403, text="WebSocket refused: it must come from this server's own page")
     ws = web.WebSocketResponse(heartbeat=30.0)
     await ws.prepare(request)
-    session = Session(request.app[ENGINE_ARGV], ws.send_json)
+    argv: list[str] = request.app[ENGINE_ARGV]
+    session = Session(argv, ws.send_json)
     runner = asyncio.create_task(session.run())
     request.app[SESSIONS].add(ws)
     try:
@@ -92,7 +89,8 @@ async def websocket(request: web.Request) -> web.StreamResponse:
 
 async def close_pages(app: web.Application) -> None:
     """On shutdown: close every page's WebSocket, which ends its session and engine."""
-    for ws in list(app[SESSIONS]):
+    pages: set[web.WebSocketResponse] = app[SESSIONS]
+    for ws in list(pages):
         await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server stopped")
 
 
@@ -105,36 +103,3 @@ def create_app(engine_argv: Sequence[str]) -> web.Application:
     app.router.add_static("/static/", STATIC)
     app.on_shutdown.append(close_pages)
     return app
-
-
-def listening_socket(port: int) -> socket.socket:
-    """A socket on 127.0.0.1 (``port`` 0: any free port), already listening, so that
-    a browser opened before the server loop runs waits instead of failing."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    return sock
-
-
-@click.command("gui")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Port on 127.0.0.1 (0: a free one).")
-@click.option("--engine", "engine", metavar="CMD", default=None,
-              help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
-                   "default: c4engine itself.")
-@click.option("--no-browser", is_flag=True, help="Do not open the browser.")
-def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
-    """Play and analyse in the browser: a local web board (Ctrl-C stops it)."""
-    argv = shlex.split(engine) if engine else default_engine()
-    if not argv:
-        raise click.BadParameter("empty engine command", param_hint="--engine")
-    try:
-        sock = listening_socket(port)
-    except OSError as err:
-        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it", err=False)
-    if not no_browser:
-        webbrowser.open(url)
-    web.run_app(create_app(argv), sock=sock, print=None, shutdown_timeout=5.0)

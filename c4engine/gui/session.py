@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..board import RulesError
-from ..notation import parse_move
+from ..engine import engine_move, parse_info
+from ..go_params import GoParams
 from .game import Game
 from .process import EngineProcess
 
@@ -76,6 +78,7 @@ class Session:
         self.status, self.detail, self.engine_name = "starting", "", ""
         self.engine_options: dict[str, str] = {}
         self.sent_options: dict[str, str] = {}
+        self.drops = False
         self.pending: deque[Search] = deque()
         self.handshake_deadline = 0.0
         self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
@@ -98,16 +101,19 @@ class Session:
                 if event[0] == "closed":
                     return
                 await self.handle(event)
+                await self.check_hang()  # also while lines keep coming without a bestmove
         finally:
             await self.drop_engine()
 
     async def handle(self, event: tuple[Any, ...]) -> None:
-        if event[0] == "request":
-            await self.on_request(event[1])
-        elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
-            await self.on_engine_line(event[2])
-        elif event[0] == "tick":
-            await self.check_hang()
+        try:
+            if event[0] == "request":
+                await self.on_request(event[1])
+            elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
+                await self.on_engine_line(event[2])
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the page's session
+            traceback.print_exc()
+            await self.send({"type": "error", "message": f"internal error in the server: {exc!r}"})
 
     async def send(self, message: dict[str, Any]) -> None:
         try:
@@ -211,7 +217,7 @@ class Session:
     async def restart_engine(self) -> None:
         await self.drop_engine()
         self.status, self.detail, self.engine_name = "starting", "", ""
-        self.engine_options, self.sent_options = {}, {}
+        self.engine_options, self.sent_options, self.drops = {}, {}, False
         try:
             self.engine = await EngineProcess.start(
                 self.argv, lambda serial, line: self.events.put_nowait(("line", serial, line)))
@@ -237,15 +243,15 @@ class Session:
     async def check_hang(self) -> None:
         now = time.monotonic()
         if self.status == "starting" and self.engine is not None and now > self.handshake_deadline:
-            await self.engine_failed("hung", f"the engine did not finish starting within {HANDSHAKE_SECONDS:g} s")
+            await self.engine_failed("hung", f"it did not finish starting within {HANDSHAKE_SECONDS:g} s")
         elif self.pending and self.pending[0].deadline is not None and now > self.pending[0].deadline:
-            await self.engine_failed("hung", "the engine stopped answering (no bestmove in time)")
+            await self.engine_failed("hung", f"no bestmove within its time plus {HANG_GRACE:g} s")
 
     # -- engine lines -----------------------------------------------------
     async def on_engine_line(self, line: str | None) -> None:
         assert self.engine is not None
         if line is None:
-            await self.engine_failed("dead", f"the engine {self.engine.why_it_ended()}")
+            await self.engine_failed("dead", f"it {self.engine.why_it_ended()}")
             return
         words = line.split()
         if self.status == "starting":
@@ -253,8 +259,7 @@ class Session:
         elif words[:2] == ["info", "string"]:
             await self.send({"type": "engine_says", "text": " ".join(words[2:])})
         elif words[:1] == ["info"] and self.pending and self.current(self.pending[0]):
-            await self.send({"type": "info", "kind": self.pending[0].kind, "version": self.version,
-                             "line": line})
+            await self.forward_info(line)
         elif words[:1] == ["bestmove"]:
             await self.on_bestmove(words[1] if len(words) > 1 else "")
 
@@ -268,11 +273,27 @@ class Session:
         elif words == ["uciok"]:
             if "var cfour" in self.engine_options.get("UCI_Variant", ""):
                 self.engine.send("setoption name UCI_Variant value cfour")
+                self.drops = True
             self.engine.send("isready")
         elif words == ["readyok"]:
             self.status = "ready"
             self.schedule()
             await self.push_state()
+
+    async def forward_info(self, line: str) -> None:
+        """An ``info`` line of the search in flight, read by the public client's parser
+        and sent on with its fields (a malformed line is dropped)."""
+        try:
+            info = parse_info(line)
+        except ValueError:
+            return
+        if "score" not in info or not info.get("pv"):
+            return
+        bound = "lowerbound" if info.get("lowerbound") else "upperbound" if info.get("upperbound") else None
+        await self.send({"type": "info", "kind": self.pending[0].kind, "version": self.version,
+                         "line": line, "depth": info.get("depth"), "multipv": info.get("multipv", 1),
+                         "score": {"kind": info["score"].kind, "value": info["score"].value, "bound": bound},
+                         "pv": info["pv"]})
 
     async def on_bestmove(self, token: str) -> None:
         if not self.pending:
@@ -280,11 +301,9 @@ class Session:
         search = self.pending.popleft()
         if self.current(search) and search.kind != "analysis":
             try:
-                column = parse_move(token, self.game.position) + 1
-                if column not in self.game.describe()["playable"]:
-                    raise RulesError(f"column {column} cannot be played")
+                column = engine_move(token, self.game.position, self.drops) + 1
             except RulesError as err:
-                await self.engine_failed("dead", f"the engine answered 'bestmove {token}': {err}")
+                await self.engine_failed("dead", f"it answered 'bestmove {token}': {err}")
                 return
             if search.kind == "move":
                 self.game.play(column - 1)
@@ -331,7 +350,8 @@ class Session:
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
         self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
         self.engine.send(self.game.engine_position())
-        self.engine.send("go infinite" if kind == "analysis" else f"go movetime {self.movetime}")
+        limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=self.movetime)
+        self.engine.send(limits.command())
         now = time.monotonic()
         deadline = None if kind == "analysis" else now + self.movetime / 1000 + HANG_GRACE
         self.pending.append(Search(kind, self.version, now, deadline))

@@ -1,20 +1,51 @@
-"""``c4engine match``: the command line of the referee."""
+"""``c4engine match``: the command line of the referee.
+
+Every value is checked here, before any engine starts: a time control or an
+SPRT bound that could only fail later (infinite, not a number, too large for
+the clocks, outside what the SPRT model can compute) is refused at once.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..engine import HANDSHAKE_TIMEOUT, EngineError
+from .cluster import ADDRESS_FORMS, check_address, run_cluster_match
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings
 from .stats import SprtParams
 from .workers import run_match
+
+MAX_SECONDS = 1e6  # about 11 days: any longer clock or wait is a typing error
+MAX_MS = round(MAX_SECONDS * 1000)
+MAX_COUNT = 1 << 40  # depth and nodes: the largest number the protocol's go takes
+MAX_GAMES = 10_000_000  # the schedule is made up front
+MAX_CONCURRENCY = 256  # two engine processes each
+
+
+class Seconds(click.FloatRange):
+    """A positive, finite number of seconds up to MAX_SECONDS (click's FloatRange
+    lets ``nan`` through, and ``inf`` would overflow a wait)."""
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=MAX_SECONDS, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
 
 def parse_tc(text: str) -> TimeControl:
     """``10+0.1`` or ``10``: seconds of base time and of increment per move."""
@@ -24,8 +55,10 @@ def parse_tc(text: str) -> TimeControl:
     except ValueError:
         raise click.BadParameter(f"'{text}': expected SECONDS[+INCREMENT], e.g. 10+0.1",
                                  param_hint="--tc") from None
-    if base_s <= 0 or inc_s < 0:
-        raise click.BadParameter(f"'{text}': the base time must be positive", param_hint="--tc")
+    if not (0 < base_s <= MAX_SECONDS and 0 <= inc_s <= MAX_SECONDS):
+        raise click.BadParameter(f"'{text}': the base time must be more than 0 and the "
+                                 f"increment at least 0, both at most {MAX_SECONDS:g} s",
+                                 param_hint="--tc")
     return TimeControl(round(base_s * 1000), round(inc_s * 1000))
 
 
@@ -47,33 +80,46 @@ def parse_sprt(text: str) -> SprtParams:
         raise click.BadParameter(str(err), param_hint="--sprt") from None
 
 
+_GROUPED = {"--engine": "engine", "--name": "name", "--option": "option"}
 _ENGINE_GROUP_KEY = "c4engine.match.engines"
-_GROUPED = ("engine", "name", "option")
 
 
 class _MatchCommand(click.Command):
     """click keeps each option's values apart, but ``--name`` and ``--option`` belong
-    to the ``--engine`` before them; the parser's record of the order tells which."""
+    to the ``--engine`` before them: the order is read from the arguments first,
+    then click parses them as usual (and reports any other mistake)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        opts, _, order = self.make_parser(ctx).parse_args(args=list(args))
-        ctx.meta[_ENGINE_GROUP_KEY] = _engine_specs(opts, order)
+        ctx.meta[_ENGINE_GROUP_KEY] = _engine_specs(args)
         return super().parse_args(ctx, args)
 
 
-def _engine_specs(opts: dict[str, object], order: Sequence[click.Parameter]) -> list[EngineSpec]:
+def _grouped_options(args: Sequence[str]) -> list[tuple[str, str]]:
+    """(``engine`` | ``name`` | ``option``, value) in command-line order, from both
+    ``--engine CMD`` and ``--engine=CMD``; a bare ``--`` ends the options."""
+    found = []
+    i = 0
+    while i < len(args) and args[i] != "--":
+        flag, sep, value = args[i].partition("=")
+        if flag in _GROUPED:
+            if not sep:
+                if i + 1 >= len(args):
+                    break  # click reports the missing value
+                i += 1
+                value = args[i]
+            found.append((_GROUPED[flag], value))
+        i += 1
+    return found
+
+
+def _engine_specs(args: Sequence[str]) -> list[EngineSpec]:
     specs: list[EngineSpec] = []
-    seen: Counter[str] = Counter()
-    for param in order:
-        if param.name not in _GROUPED:
-            continue
-        value = opts[param.name][seen[param.name]]  # type: ignore[index]
-        seen[param.name] += 1
-        if param.name == "engine":
+    for kind, value in _grouped_options(args):
+        if kind == "engine":
             specs.append(EngineSpec(value))
         elif not specs:
-            raise click.UsageError(f"--{param.name} {value}: give it after its --engine")
-        elif param.name == "name":
+            raise click.UsageError(f"--{kind} {value}: give it after its --engine")
+        elif kind == "name":
             if specs[-1].name is not None:
                 raise click.UsageError(f"--name {value}: this engine already has a name")
             specs[-1] = replace(specs[-1], name=value)
@@ -110,15 +156,15 @@ def _echo_err(line: str) -> None:
 @click.option("--option", "option", multiple=True, metavar="NAME=VALUE",
               help="setoption for the preceding --engine (repeatable).")
 @click.option("--tc", help="Time control SECONDS[+INC], e.g. 10+0.1; the referee keeps the clocks.")
-@click.option("--movetime", type=click.IntRange(min=1), metavar="MS", help="Time per move.")
-@click.option("--depth", type=click.IntRange(min=1), help="Depth per move.")
-@click.option("--nodes", type=click.IntRange(min=1), help="Nodes per move.")
-@click.option("--timemargin", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--movetime", type=click.IntRange(1, MAX_MS), metavar="MS", help="Time per move.")
+@click.option("--depth", type=click.IntRange(1, MAX_COUNT), help="Depth per move.")
+@click.option("--nodes", type=click.IntRange(1, MAX_COUNT), help="Nodes per move.")
+@click.option("--timemargin", type=click.IntRange(0, MAX_MS), default=0, show_default=True,
               metavar="MS", help="Lateness tolerated before a move loses on time.")
-@click.option("--stall-timeout", type=click.FloatRange(min=0, min_open=True),
+@click.option("--stall-timeout", type=Seconds(),
               default=STALL_TIMEOUT, show_default=True, metavar="SECONDS",
               help="Wait for a depth/nodes-limited move before it counts as a stall.")
-@click.option("--handshake-timeout", type=click.FloatRange(min=0, min_open=True),
+@click.option("--handshake-timeout", type=Seconds(),
               default=HANDSHAKE_TIMEOUT, show_default=True, metavar="SECONDS",
               help="Wait for uciok at each engine start.")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -127,23 +173,54 @@ def _echo_err(line: str) -> None:
 @click.option("--order", type=click.Choice(["sequential", "random"]), default="sequential",
               show_default=True)
 @click.option("--seed", type=int, help="Seed for --order random.")
-@click.option("--games", type=click.IntRange(min=1), help="Number of games.")
-@click.option("--rounds", type=click.IntRange(min=1), help="Number of openings, each played twice.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Games played at once, each with its own engine processes.")
+@click.option("--games", type=click.IntRange(1, MAX_GAMES), help="Number of games.")
+@click.option("--rounds", type=click.IntRange(1, MAX_GAMES // 2),
+              help="Number of openings, each played twice.")
+@click.option("--concurrency", type=click.IntRange(1, MAX_CONCURRENCY),
+              help="Games played at once, each with its own engine processes "
+                   "[default: 1; with --cluster, one per two CPUs of the cluster].")
 @click.option("--sprt", metavar="'elo0=0 elo1=10 alpha=0.05 beta=0.05'",
               help="Stop when the SPRT decides: fastchess' GSPRT on game pairs, bounds in "
                    "normalized Elo (add model=logistic for plain Elo).")
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Append the games to this PGN file.")
 @click.option("--debug", is_flag=True, help="Print all engine traffic on stderr.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help=f"Play on a Ray cluster ({ADDRESS_FORMS}); needs "
+                   "pip install 'c4engine[cluster]'.")
 @click.pass_context
 def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, depth: int | None,
                   nodes: int | None, timemargin: int, stall_timeout: float,
                   handshake_timeout: float, openings: Path | None, order: str, seed: int | None,
-                  games: int | None, rounds: int | None, concurrency: int, sprt: str | None,
-                  pgn_path: Path | None, debug: bool, **_grouped: object) -> None:
-    """Play two engines against each other and report the result."""
+                  games: int | None, rounds: int | None, concurrency: int | None,
+                  sprt: str | None, pgn_path: Path | None, debug: bool, cluster: str | None,
+                  **_grouped: object) -> None:
+    """Play two engines against each other and report the result.
+
+    Each opening is played twice, the engines swapping colours. The referee keeps
+    the position and the clocks itself and trusts neither engine: a game is lost
+    by the engine that
+
+    \b
+    - plays an illegal move, including a move in the wrong notation: a drop
+      (P@d1) once it was given UCI_Variant cfour, a column digit if it offers no
+      UCI_Variant (cutechess forfeits these too);
+    - answers after its time plus --timemargin ("time forfeit"), or, with only
+      --depth/--nodes, after --stall-timeout ("stalled connection");
+    - crashes or closes its output ("abandoned"; it is restarted for the next game).
+
+    \b
+    Also:
+    - an isready goes before every go; a bestmove written before its readyok
+      (printed twice, or before any go) answers nothing: it is discarded and
+      counted in the summary, never played;
+    - a malformed or out-of-range number makes its info line count as unsent;
+    - engine text is made safe for the PGN (braces become parentheses);
+    - each engine runs in its own process group, ended with it;
+    - readyok is awaited 15 s, plus 8 s per GiB of a Hash option (an engine
+      that allocates or clears a large table at once is slow); uciok
+      --handshake-timeout.
+    """
     specs = ctx.meta[_ENGINE_GROUP_KEY]
     if len(specs) != 2:
         raise click.UsageError(f"give exactly two --engine options, not {len(specs)}")
@@ -157,10 +234,12 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
         games=_game_count(games, rounds, len(suite)), tc=parse_tc(tc) if tc else None,
         movetime=movetime, depth=depth, nodes=nodes, timemargin=timemargin,
         stall_timeout=stall_timeout, handshake_timeout=handshake_timeout, order=order,
-        seed=seed, concurrency=concurrency, sprt=parse_sprt(sprt) if sprt else None,
+        seed=seed, concurrency=concurrency or 1, sprt=parse_sprt(sprt) if sprt else None,
         pgn_path=pgn_path)
     try:
-        report = run_match(config, _echo_err, _echo_err if debug else None)
+        runner = partial(run_cluster_match, address=cluster, concurrency=concurrency) \
+            if cluster else run_match
+        report = runner(config, _echo_err, _echo_err if debug else None)
     except EngineError as err:
         raise click.ClickException(str(err)) from None
     for line in report.tally.summary_lines(report.scheduled):

@@ -13,7 +13,8 @@ import datetime
 from dataclasses import dataclass
 
 from ..board import RulesError
-from ..engine import EngineError, EngineTimeout, GoLimits, engine_move
+from ..engine import EngineError, EngineTimeout, engine_move
+from ..go_params import GoParams
 from ..notation import parse_digits
 from .config import GameSpec, MatchConfig
 from .pgn import BOOK, PgnGame, PgnMove, move_comment
@@ -111,10 +112,10 @@ class Game:
                   if t is not None]
         return min(limits) if limits else None
 
-    def _limits(self) -> GoLimits:
+    def _limits(self) -> GoParams:
         cfg = self.config
-        clocks = self.clocks.go_fields() if self.clocks else {}
-        return GoLimits(movetime=cfg.movetime, depth=cfg.depth, nodes=cfg.nodes, **clocks)
+        params = GoParams(movetime=cfg.movetime, depth=cfg.depth, nodes=cfg.nodes)
+        return self.clocks.with_clocks(params) if self.clocks else params
 
 
 def _forfeit(colour: int, termination: str, template: str) -> _Ending:

@@ -16,6 +16,8 @@ import click
 from ..board import RulesError
 from ..notation import parse_digits
 from .config import GameSpec
+from .inputs import numbered_lines, summary
+
 
 def builtin_openings() -> tuple[str, ...]:
     """Every 2-ply opening, one of each mirror pair: 25 positions.
@@ -34,9 +36,11 @@ EMPTY_BOARD = "-"  # an openings-file line for "start from the empty board"
 
 def read_openings(path: Path) -> tuple[str, ...]:
     """Digit strings, one per line (blank lines and ``#`` comments skipped, ``-`` for
-    the empty board); each must be a legal game that is not over yet."""
+    the empty board); each must be a legal game that is not over yet.  A file with
+    bad lines is refused with all of them named (see :mod:`.inputs`)."""
+    lines, problems = numbered_lines(path.read_bytes())
     openings = []
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+    for number, raw in lines:
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -46,8 +50,10 @@ def read_openings(path: Path) -> tuple[str, ...]:
             if parse_digits(line).is_over():
                 raise RulesError("the game is already over")
         except RulesError as err:
-            raise click.UsageError(f"{path}:{number}: opening '{line}': {err}") from None
+            problems.append((number, f"opening '{line}': {err}"))
         openings.append(line)
+    if problems:
+        raise click.UsageError(summary(str(path), problems))
     if not openings:
         raise click.UsageError(f"{path}: no openings found")
     return tuple(openings)

@@ -5,8 +5,14 @@ can load our games: the seven-tag roster first, then the other tags in
 alphabetical order (``Variant "cfour"`` among them), moves as drops ``P@d1``
 with move numbers, after each engine move a comment ``{+0.35/12 0.103s}``
 (score from the mover's side in hundredths, ``+M3`` for a mate in 3, the depth,
-the time the move took), and the reason the game ended as a last comment before
-the result, with a ``Termination`` tag.
+the time the move took; ``>=`` or ``<=`` in front when the engine gave only a
+bound), and the reason the game ended as a last comment before the result,
+with a ``Termination`` tag.
+
+Text that came from an engine (its name, its move, its last words on stderr)
+is untrusted: control characters become spaces, tag values are escaped, and
+braces in comments become parentheses (PGN has no escape inside ``{...}``), so
+a file always reads back as the games that were written.
 
 Games that begin with an opening are written from the empty board, the opening
 moves marked ``{book}``, as cutechess does for openings taken from a PGN book,

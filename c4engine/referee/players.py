@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..engine import EngineClient, EngineError
+from ..go_params import GoParams
 from .config import EngineSpec, MatchConfig, TimeControl
 
 
@@ -46,7 +48,6 @@ class Player:
         self.client.quit()
 
 
-
 class Clocks:
     """Both sides' time left under a time control, kept by the referee from its
     own measurements (what the engines think of their time does not count)."""
@@ -59,6 +60,7 @@ class Clocks:
         """Take a move's time off, then add the increment (a margin used is forgiven)."""
         self.left_ms[colour] = max(0.0, self.left_ms[colour] - elapsed_ms) + self.tc.inc_ms
 
-    def go_fields(self) -> dict[str, int]:
-        return dict(wtime=int(self.left_ms[0]), btime=int(self.left_ms[1]),
-                    winc=self.tc.inc_ms, binc=self.tc.inc_ms)
+    def with_clocks(self, params: GoParams) -> GoParams:
+        """``params`` with both sides' time left and increments."""
+        return replace(params, wtime=int(self.left_ms[0]), btime=int(self.left_ms[1]),
+                       winc=self.tc.inc_ms, binc=self.tc.inc_ms)

@@ -68,12 +68,20 @@ class SprtParams:
     model: str = "normalized"
 
     def __post_init__(self) -> None:
+        if not all(math.isfinite(x) for x in (self.elo0, self.elo1, self.alpha, self.beta)):
+            raise ValueError("SPRT: elo0, elo1, alpha and beta must be finite numbers")
         if not self.elo0 < self.elo1:
             raise ValueError("SPRT: elo0 must be less than elo1")
         if not (0 < self.alpha < 1 and 0 < self.beta < 1 and self.alpha + self.beta < 1):
             raise ValueError("SPRT: alpha and beta must lie in (0, 1) and add up to less than 1")
         if self.model not in ("normalized", "logistic"):
             raise ValueError(f"SPRT: model must be normalized or logistic, not {self.model!r}")
+        try:  # refused now rather than after the first finished pair of games
+            sprt_llr_pentanomial(Pentanomial(), self)
+        except ValueError:
+            raise ValueError(f"SPRT: the {self.model} model cannot be computed for elo0 "
+                             f"{self.elo0:g} and elo1 {self.elo1:g} (on game pairs, normalized "
+                             f"Elo bounds must stay within about +/-230)") from None
 
     @property
     def lower(self) -> float:
@@ -117,7 +125,8 @@ def elo_estimate(wins: int, draws: int, losses: int, confidence: float = 0.95) -
     stdev = math.sqrt(variance / games)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     margin = (elo_from_score(mu + z * stdev) - elo_from_score(mu - z * stdev)) / 2
-    return EloEstimate(elo_from_score(mu), margin)
+    # A score of 0 or 1 has no spread and an infinite difference: inf - inf is no margin.
+    return EloEstimate(elo_from_score(mu), math.inf if math.isnan(margin) else margin)
 
 
 def los(wins: int, losses: int) -> float:

@@ -38,9 +38,11 @@ import click
 
 from ..bits import CELLS, WIDTH
 from ..board import RulesError
-from ..engine import (SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, GoLimits,
-                      engine_move)
+from ..engine import SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, engine_move
+from ..go_params import GoParams
 from ..notation import parse_digits
+from .inputs import numbered_lines, summary
+from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
 FULL = "x"  # a full column in the position file
@@ -124,22 +126,26 @@ def parse_position_line(line: str) -> TestPosition:
     return TestPosition(moves, scores)
 
 
-def read_positions(text: str) -> list[TestPosition]:
-    """All positions of a position file; ``#`` starts a comment line."""
+def read_positions(data: bytes, where: str = "positions") -> list[TestPosition]:
+    """All positions of a position file; ``#`` starts a comment line.  ValueError
+    names every bad line (``where:line: problem``, see :mod:`.inputs`)."""
+    lines, problems = numbered_lines(data)
     positions = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
             positions.append(parse_position_line(line))
         except ValueError as err:
-            raise ValueError(f"line {number}: {err}") from None
+            problems.append((number, str(err)))
+    if problems:
+        raise ValueError(summary(where, problems))
     return positions
 
 
-def builtin_positions_text() -> str:
+def builtin_positions() -> bytes:
     """The set shipped with the package (see tests/make_strength_positions.py)."""
-    return files("c4engine").joinpath(BUILTIN_POSITIONS).read_text(encoding="utf-8")
+    return files("c4engine").joinpath(BUILTIN_POSITIONS).read_bytes()
 
 
 # -- judging moves ---------------------------------------------------------
@@ -272,7 +278,7 @@ class EngineUnderTest:
         self.client.is_ready()
         self.client.position([int(d) for d in position.moves])
         try:
-            result = self.client.go(GoLimits(movetime=movetime),
+            result = self.client.go(GoParams(movetime=movetime),
                                     timeout=movetime / 1000 + SEARCH_GRACE)
         except EngineTimeout:
             self.client.stop()
@@ -326,7 +332,7 @@ def default_engine_command() -> str:
               "(default: the set shipped with c4engine).")
 @click.option("--engine", "engine_command", metavar="CMD", default=None,
               help="Engine command line (shell quoting; default: this c4engine).")
-@click.option("--movetime", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--movetime", type=click.IntRange(1, 1_000_000_000), default=1000, show_default=True,
               metavar="MS", help="Time per move.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="setoption for the engine (repeatable).")
@@ -334,26 +340,36 @@ def default_engine_command() -> str:
               help="Only positions of this phase (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N positions.")
 @click.option("-v", "--verbose", is_flag=True, help="Print each position's result on stderr.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help=f"Spread the positions over a Ray cluster ({ADDRESS_FORMS}), an engine "
+                   "per CPU; needs pip install 'c4engine[cluster]'.")
 @click.pass_context
 def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
                      movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
-                     limit: int | None, verbose: bool) -> None:
+                     limit: int | None, verbose: bool, cluster: str | None) -> None:
     """Ask an engine for a move in positions whose exact scores are known and report,
     per phase, the moves that kept the result, the fastest, and the blunders.
     Exits with status 1 if any move blundered, 2 if the run could not be made."""
-    text = positions_file.read_text(encoding="utf-8") if positions_file else builtin_positions_text()
     try:
-        positions = select(read_positions(text), phases, limit)
+        if positions_file:
+            positions = read_positions(positions_file.read_bytes(), str(positions_file))
+        else:
+            positions = read_positions(builtin_positions(), BUILTIN_POSITIONS)
+        positions = select(positions, phases, limit)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--positions") from None
     pairs = [_split_option(o) for o in options]
+    command = engine_command or default_engine_command()
+    progress = _progress_line if verbose else None
     try:
-        engine = EngineUnderTest(engine_command or default_engine_command(), pairs)
-        try:
-            verdicts = run_positions(engine, positions, movetime,
-                                     _progress_line if verbose else None)
-        finally:
-            engine.close()
+        if cluster:
+            verdicts = run_cluster_strength(cluster, command, pairs, positions, movetime, progress)
+        else:
+            engine = EngineUnderTest(command, pairs)
+            try:
+                verdicts = run_positions(engine, positions, movetime, progress)
+            finally:
+                engine.close()
     except EngineError as err:
         failure = click.ClickException(str(err))
         failure.exit_code = 2  # 1 is kept for "measured, and it blundered"

@@ -9,6 +9,7 @@ from .game import GameOutcome
 from .stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial,
                     score, sprt_decision, sprt_llr_pentanomial)
 
+
 @dataclass
 class Tally:
     """Results so far, from engine 0's side."""

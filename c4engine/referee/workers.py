@@ -1,15 +1,18 @@
 """Running a match: engine pairs started at once, games handed to one worker thread
-per pair, each finished game recorded (tally, PGN, progress line) as it comes.
+per pair, each finished game recorded as it comes.
 
-:func:`run_match` is the whole match on this machine.  The seam for other runners
-(a cluster) is :func:`~c4engine.referee.game.play_game`: a game spec played on a
-pair of players gives a :class:`GameOutcome`, whichever machine plays it.
+The seam for other runners (a cluster) is in two parts that know nothing of
+threads: :func:`~c4engine.referee.game.play_game` plays one game spec on one pair
+of players, wherever they run, and a :class:`Recorder` takes the outcomes in any
+order (tally, PGN, progress line) and says when the SPRT has decided.
+:func:`play_on_threads` is the local runner that joins them; :func:`run_match`
+is the whole match on this machine.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -19,6 +22,7 @@ from .openings import schedule
 from .pgn import write_game
 from .players import Player
 from .tally import Tally
+
 
 @dataclass
 class MatchReport:
@@ -45,13 +49,21 @@ def start_players(config: MatchConfig,
     return pairs
 
 
-def display_names(config: MatchConfig, first_pair: tuple[Player, Player]) -> tuple[str, str]:
+def display_names(config: MatchConfig, id_names: Sequence[str | None]) -> tuple[str, str]:
     """--name, else the engine's ``id name``, else the command; made distinct."""
-    names = [spec.name or player.client.id_name or spec.command
-             for spec, player in zip(config.engines, first_pair)]
+    names = [spec.name or id_name or spec.command
+             for spec, id_name in zip(config.engines, id_names)]
     if names[0] == names[1]:
         names = [f"{names[0]}-1", f"{names[1]}-2"]
     return names[0], names[1]
+
+
+def option_warnings(config: MatchConfig, names: Sequence[str],
+                    listed: Sequence[Collection[str]]) -> list[str]:
+    """A warning for each --option an engine does not list among its options."""
+    return [f"warning: {name} does not list an option '{option}'"
+            for spec, name, options in zip(config.engines, names, listed)
+            for option, _ in spec.options if option not in options]
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None],
@@ -59,65 +71,51 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
     """Play the match; ``progress`` gets a line per finished game.  Raises EngineError
     before any game when an engine cannot be started."""
     pairs = start_players(config, log)
-    names = display_names(config, pairs[0])
+    names = display_names(config, [player.client.id_name for player in pairs[0]])
     for pair in pairs:
         for player, name in zip(pair, names):
             player.client.name = name  # what messages about it will call it
-    for player in pairs[0]:
-        for option, _ in player.spec.options:
-            if option not in player.client.options:
-                progress(f"warning: {player.client.name} does not list an option '{option}'")
+    for line in option_warnings(config, names, [player.client.options for player in pairs[0]]):
+        progress(line)
     specs = schedule(config.openings, config.games, config.order, config.seed)
-    runner = _Runner(config, names, specs, progress)
+    recorder = Recorder(config, names, progress)
     try:
-        runner.run(pairs)
+        play_on_threads(specs, pairs, names, config, recorder)
+    except BaseException:
+        recorder.abort()  # Ctrl-C: the games cut short by ending the engines are no results
+        raise
     finally:
-        runner.stopped.set()  # on Ctrl-C: no new games while the engines are ended
+        recorder.stopped.set()  # no new games while the engines are ended
         for pair in pairs:
             for player in pair:
                 player.close()
-    return MatchReport(runner.tally, len(specs))
+    return MatchReport(recorder.tally, len(specs))
 
 
-class _Runner:
-    """Hands games to worker threads, one per pair of engines, and records results."""
+class Recorder:
+    """Takes finished games, in any order and from any thread: adds them to the
+    tally, appends them to the PGN file, reports a progress line, and sets
+    ``stopped`` once the SPRT has decided (or a runner gives up).  After
+    :meth:`abort` nothing more is recorded."""
 
-    def __init__(self, config: MatchConfig, names: tuple[str, str], specs: list[GameSpec],
+    def __init__(self, config: MatchConfig, names: tuple[str, str],
                  progress: Callable[[str], None]) -> None:
         self.config = config
-        self.names = names
-        self.pending = iter(specs)
-        self.progress = progress
         self.tally = Tally(names, config.sprt)
-        self.lock = threading.Lock()
+        self.progress = progress
         self.stopped = threading.Event()
-        self.failures: list[BaseException] = []
+        self._aborted = False
+        self._lock = threading.Lock()
 
-    def run(self, pairs: list[tuple[Player, Player]]) -> None:
-        threads = [threading.Thread(target=self._work, args=(pair,), daemon=True,
-                                    name=f"match-worker-{i}") for i, pair in enumerate(pairs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if self.failures:
-            raise self.failures[0]
-
-    def _next(self) -> GameSpec | None:
-        with self.lock:
-            return None if self.stopped.is_set() else next(self.pending, None)
-
-    def _work(self, pair: tuple[Player, Player]) -> None:
-        try:
-            while (spec := self._next()) is not None:
-                self._record(play_game(spec, pair, self.names, self.config))
-        except BaseException as err:  # a bug here must not leave the match hanging
-            with self.lock:
-                self.failures.append(err)
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
             self.stopped.set()
 
-    def _record(self, outcome: GameOutcome) -> None:
-        with self.lock:
+    def record(self, outcome: GameOutcome) -> None:
+        with self._lock:
+            if self._aborted:
+                return
             self.tally.add(outcome)
             if self.config.pgn_path is not None:
                 with self.config.pgn_path.open("a", encoding="utf-8") as out:
@@ -125,3 +123,34 @@ class _Runner:
             self.progress(self.tally.progress_line(outcome))
             if self.tally.decision() is not None:
                 self.stopped.set()
+
+
+def play_on_threads(specs: Iterable[GameSpec], pairs: list[tuple[Player, Player]],
+                    names: tuple[str, str], config: MatchConfig, recorder: Recorder) -> None:
+    """Play ``specs`` on the local engine ``pairs``, one worker thread per pair taking
+    the next game when it is free, until all are played or the recorder stops; the
+    first exception of a worker (a bug: engines' faults are forfeits) is raised."""
+    pending = iter(specs)
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def next_spec() -> GameSpec | None:
+        with lock:
+            return None if recorder.stopped.is_set() else next(pending, None)
+
+    def work(pair: tuple[Player, Player]) -> None:
+        try:
+            while (spec := next_spec()) is not None:
+                recorder.record(play_game(spec, pair, names, config))
+        except BaseException as err:  # a bug here must not leave the match hanging
+            failures.append(err)
+            recorder.stopped.set()
+
+    threads = [threading.Thread(target=work, args=(pair,), daemon=True, name=f"match-worker-{i}")
+               for i, pair in enumerate(pairs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]

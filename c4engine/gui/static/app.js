@@ -3,7 +3,6 @@
 // shows what the server says (state, info lines, errors) and sends requests.
 (() => {
   const WIDTH = 7, HEIGHT = 6, CELLS = WIDTH * HEIGHT;
-  const FILES = "abcdefg";
   const SYMBOLS = ["", "✕", "◯"];
   const NAMES = ["", "first player (✕)", "second player (◯)"];
   const $ = (id) => document.getElementById(id);
@@ -79,11 +78,27 @@
   // ---------------------------------------------------------------- talking
   function connect() {
     ws = new WebSocket(`ws://${location.host}/ws`);
+    ws.onopen = resume;
     ws.onmessage = (event) => receive(JSON.parse(event.data));
     ws.onclose = () => {
       say("Disconnected from the c4engine server: restart `c4engine gui` and reload the page.");
       document.body.classList.add("offline");
     };
+  }
+
+  // A reload opens a new session: the tab's last position and settings carry over.
+  function resume() {
+    const saved = JSON.parse(sessionStorage.getItem("c4-game") || "null");
+    if (!saved) return;
+    request({op: "settings", mode: saved.mode, level: saved.level, movetime: saved.movetime,
+             analysis: saved.analysis});
+    if (saved.position) request({op: "set", text: saved.position});
+  }
+
+  function remember(s) {
+    sessionStorage.setItem("c4-game", JSON.stringify({
+      position: s.digits !== null ? s.digits : s.fen, mode: s.mode, level: s.level,
+      movetime: s.movetime, analysis: s.analysis}));
   }
 
   function request(message) {
@@ -105,6 +120,7 @@
       const previous = state;
       state = message;
       render(previous);
+      remember(state);
     } else if (message.type === "info") {
       info(message);
     } else if (message.type === "error") {
@@ -115,28 +131,6 @@
   }
 
   // ---------------------------------------------------------------- info lines
-  function parseInfo(line) {
-    const t = line.split(/\s+/);
-    const out = {depth: null, multipv: 1, score: null, pv: []};
-    for (let i = 1; i < t.length; i++) {
-      if (t[i] === "depth") out.depth = Number(t[++i]);
-      else if (t[i] === "multipv") out.multipv = Number(t[++i]);
-      else if (t[i] === "score") {
-        out.score = {kind: t[i + 1], value: Number(t[i + 2]), bound: null};
-        i += 2;
-        if (t[i + 1] === "lowerbound" || t[i + 1] === "upperbound") out.score.bound = t[++i];
-      } else if (t[i] === "pv") { out.pv = t.slice(i + 1); break; }
-      else if (t[i] === "string") break;
-    }
-    return out;
-  }
-
-  function moveColumn(token) {
-    if (/^[1-7]$/.test(token)) return Number(token);
-    const m = /^P@([a-g])[1-6]$/.exec(token || "");
-    return m ? FILES.indexOf(m[1]) + 1 : null;
-  }
-
   function emptyCells() {
     return state ? CELLS - state.board.flat().filter((v) => v !== 0).length : CELLS;
   }
@@ -151,17 +145,16 @@
     return (score.value > 0 ? "+" : "") + score.value;
   }
 
+  // The server has read the line (score, depth, multipv, pv as columns 1-7).
   function info(message) {
     if (!state || message.version !== state.version) return;
-    const parsed = parseInfo(message.line);
-    if (!parsed.score || !parsed.pv.length) return;
-    const words = scoreWords(parsed.score, parsed.depth);
+    const words = scoreWords(message.score, message.depth);
     if (message.kind === "analysis") {
-      const col = moveColumn(parsed.pv[0]);
-      if (col !== null) analysis[col] = {text: words, depth: parsed.depth, proven: parsed.score.kind === "mate" && !parsed.score.bound || words === "draw"};
+      const proven = (message.score.kind === "mate" && !message.score.bound) || words === "draw";
+      analysis[message.pv[0]] = {text: words, depth: message.depth, proven};
       renderScores();
-    } else if (message.kind === "move" && parsed.multipv === 1) {
-      thinking = `${words} (depth ${parsed.depth})`;
+    } else if (message.kind === "move" && message.multipv === 1) {
+      thinking = `${words} (depth ${message.depth})`;
       $("engine-line").textContent = `Engine thinking: ${thinking}`;
     }
   }

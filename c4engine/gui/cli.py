@@ -1,0 +1,56 @@
+"""``c4engine gui``: start the web board's server on 127.0.0.1 and open the browser.
+
+The server module needs aiohttp (the ``gui`` extra); it is imported only when
+the command runs, so that without it ``c4engine gui`` says what to install
+instead of failing with a traceback.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import webbrowser
+
+import click
+
+
+def listening_socket(port: int) -> socket.socket:
+    """A socket on 127.0.0.1 (``port`` 0: any free port), already listening, so that
+    a browser opened before the server loop runs waits instead of failing."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    return sock
+
+
+@click.command("gui")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--engine", "engine", metavar="CMD", default=None,
+              help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
+                   "default: c4engine itself.")
+@click.option("--no-browser", is_flag=True, help="Do not open the browser.")
+def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
+    """Play and analyse in the browser: a local web board (Ctrl-C stops it)."""
+    try:
+        from aiohttp import web
+
+        from .server import create_app, default_engine
+    except ImportError as err:
+        raise click.ClickException(f"c4engine gui needs aiohttp ({err}): pip install 'c4engine[gui]'") from None
+    try:
+        argv = shlex.split(engine) if engine is not None else default_engine()
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--engine") from None
+    if not argv:
+        raise click.BadParameter("empty engine command", param_hint="--engine")
+    try:
+        sock = listening_socket(port)
+    except OSError as err:
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it")
+    if not no_browser:
+        webbrowser.open(url)
+    web.run_app(create_app(argv), sock=sock, print=None, shutdown_timeout=5.0)

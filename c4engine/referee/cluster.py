@@ -1,0 +1,352 @@
+"""``--cluster ADDRESS``: a match, or a strength run, on a Ray cluster.
+
+SPRT decides small Elo differences only after thousands of games, too many for
+one machine; Ray (``pip install 'c4engine[cluster]'``) spreads them over many.
+Ray is imported here only, and only when ``--cluster`` is given.  The work is
+spread with Ray's own mechanisms, not a scheduler of ours:
+
+- an actor per concurrency slot holds long-lived engine processes (a pair for a
+  match, one engine for ``strength``), started once because an engine may take
+  seconds to load; a :class:`ray.util.ActorPool` hands each idle actor the next
+  piece of work (a game pair: an opening, both colours) and yields the results
+  as they finish (``ray.wait``);
+- a lost worker process or machine: Ray restarts the actor (``max_restarts``),
+  on another node if need be, and runs the call it was in the middle of again
+  (``max_task_retries``).  A pair reports its two games only when both are
+  over, so a replay loses no result and counts none twice;
+- an SPRT decision submits nothing more and ends the actors, abandoning the
+  games they were playing.
+
+An engine that crashes inside an actor is judged by
+:func:`~c4engine.referee.game.play_game`, exactly as on one machine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import re
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import replace
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ..engine import EngineError
+from .config import GameSpec, MatchConfig
+from .game import GameOutcome, play_game
+from .openings import schedule
+from .pgn import write_game
+from .players import Player
+from .tally import Tally
+from .workers import MatchReport, display_names, option_warnings, start_players
+
+if TYPE_CHECKING:  # strength.py imports this module for its --cluster
+    from .strength import EngineUnderTest, TestPosition, Verdict
+
+INSTALL = "pip install 'c4engine[cluster]'"
+ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
+_ADDRESS = re.compile(r"auto|(ray://)?[\w.\-]+:\d{1,5}")
+RESTARTS = 3  # times an actor is restarted, and its call retried, after its worker is lost
+CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
+
+T = TypeVar("T")
+
+
+def check_address(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The click callback of ``--cluster``: a bad address is a usage error at once."""
+    if value is None or _ADDRESS.fullmatch(value):
+        return value
+    raise click.BadParameter(f"'{value}': expected {ADDRESS_FORMS}")
+
+
+def import_ray() -> ModuleType:
+    """Ray, or a click error that says how to install it (it is an optional extra)."""
+    try:
+        import ray
+    except ImportError:
+        raise click.ClickException(f"--cluster needs Ray, which is not installed: {INSTALL}") \
+            from None
+    return ray
+
+
+@contextmanager
+def connected(address: str) -> Iterator[ModuleType]:
+    """Ray, connected to the cluster at ``address`` for the length of the block."""
+    ray = import_ray()
+    try:
+        ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise click.ClickException(f"cannot reach the Ray cluster at {address}: {err}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def default_concurrency(ray: ModuleType) -> int:
+    """One game per two CPUs of each live node (a game runs two engines)."""
+    cpus = [node["Resources"].get("CPU", 0) for node in ray.nodes() if node["Alive"]]
+    return max(1, sum(int(c) // 2 for c in cpus))
+
+
+def _cpus_per_actor(ray: ModuleType, count: int) -> float:
+    """A CPU per actor (a game's engines think in turn), a fraction when more actors
+    are asked for than the cluster has CPUs: 1/k of a CPU fits k actors on every
+    CPU of every node, so all of them can be placed."""
+    total = int(ray.cluster_resources().get("CPU", 0))
+    return 1.0 / math.ceil(count / total) if total else 0.0
+
+
+def worker_name() -> str:
+    """How messages name the machine an actor runs on: its host name and address."""
+    import ray  # runs on a worker, inside Ray
+
+    return f"{socket.gethostname()} ({ray.util.get_node_ip_address()})"
+
+
+# -- the actors' side ---------------------------------------------------------
+
+
+class _EngineHost:
+    """What both kinds of actor share.  Their engines start in the constructor, which
+    Ray runs again when it restarts the actor; a failure is kept, naming the worker,
+    and raised by every call, whereas raised from the constructor it would only
+    show as an actor that died."""
+
+    failure: str | None = None
+
+    def _started(self, start: Callable[[], T]) -> T | None:
+        try:
+            return start()
+        except EngineError as err:
+            self.failure = f"worker {worker_name()}: {err}"
+            return None
+
+    def _check(self, engines: T | None) -> T:
+        if engines is None:
+            raise EngineError(self.failure or "no engines")
+        return engines
+
+
+class PairHost(_EngineHost):
+    """A pair of engines that plays game pairs; the body of a match actor."""
+
+    def __init__(self, config: MatchConfig, log: Callable[[str], None] | None) -> None:
+        self.config = config
+        self.abandoned = False
+        self.players = self._started(lambda: start_players(replace(config, concurrency=1),
+                                                           log)[0])
+
+    def ready(self) -> tuple[list[str | None], list[list[str]]]:
+        """The engines' ``id name`` and the options they list."""
+        players = self._check(self.players)
+        return ([p.client.id_name for p in players],
+                [sorted(p.client.options) for p in players])
+
+    def play_pair(self, specs: Sequence[GameSpec], names: tuple[str, str]) -> list[GameOutcome]:
+        """Play the games of one round; all their outcomes, or none if abandoned."""
+        players = self._check(self.players)
+        for player, name in zip(players, names):
+            player.client.name = name  # what messages about it will call it
+        outcomes = []
+        for spec in specs:
+            if self.abandoned:
+                return []
+            outcomes.append(play_game(spec, players, names, self.config))
+        return outcomes
+
+    def close(self, abandon: bool) -> None:
+        """Quit the engines, both at once (an engine may take a second to exit);
+        ``abandon`` kills them, ending a game being played."""
+        self.abandoned |= abandon
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda player: _end(player, abandon), self.players or ()))
+
+
+class StrengthHost(_EngineHost):
+    """One engine asked for moves in test positions; the body of a strength actor."""
+
+    def __init__(self, command: str, options: Sequence[tuple[str, str]]) -> None:
+        from .strength import EngineUnderTest  # which imports this module
+
+        self.engine = self._started(lambda: EngineUnderTest(command, options))
+
+    def ready(self) -> None:
+        self._check(self.engine)
+
+    def move(self, index: int, position: TestPosition, movetime: int) -> tuple[int, Verdict]:
+        return index, self._check(self.engine).move(position, movetime)
+
+    def close(self, abandon: bool) -> None:
+        if self.engine is not None:
+            _end(self.engine, abandon)
+
+
+def _end(engine: Player | EngineUnderTest, abandon: bool) -> None:
+    if abandon:
+        engine.client.kill()
+    else:
+        engine.close()
+
+
+# -- the driver's side ----------------------------------------------------------
+
+
+class ActorGroup:
+    """``count`` actors of one host class, spread over the nodes, each restarted by Ray
+    when its worker is lost; calls made through :meth:`unordered` are retried then."""
+
+    def __init__(self, ray: ModuleType, host: type, args: tuple[Any, ...], count: int,
+                 kind: str) -> None:
+        self.ray = ray
+        remote = ray.remote(host)
+        options = dict(num_cpus=_cpus_per_actor(ray, count), scheduling_strategy="SPREAD",
+                       max_restarts=RESTARTS, max_task_retries=RESTARTS,
+                       max_concurrency=2)  # close() may end a call still running
+        self.actors = [remote.options(name=f"{kind}-{slot}", **options).remote(*args)
+                       for slot in range(count)]
+
+    def ready(self) -> list[Any]:
+        """Each actor's answer to ``ready()``, once all engines run; the first actor
+        whose engines do not start fails the whole group at once."""
+        refs = [actor.ready.remote() for actor in self.actors]
+        waiting = list(refs)
+        with self._engine_errors():
+            while waiting:
+                done, waiting = self.ray.wait(waiting, num_returns=1)
+                self.ray.get(done)
+            return list(self.ray.get(refs))
+
+    def unordered(self, method: str, calls: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
+        """The results of ``method(*args)`` for each of ``calls``, as they finish, each
+        call made on whichever actor is free.  Stop iterating and nothing more starts."""
+        pool = self.ray.util.ActorPool(self.actors)
+        results = pool.map_unordered(lambda actor, args: getattr(actor, method).remote(*args),
+                                     list(calls))
+        with self._engine_errors():
+            yield from results
+
+    def close(self, abandon: bool) -> None:
+        """End the engines (quit, or killed when ``abandon``), then the actors."""
+        self.ray.wait([actor.close.remote(abandon) for actor in self.actors],
+                      num_returns=len(self.actors), timeout=CLOSE_SECONDS)
+        for actor in self.actors:
+            self.ray.kill(actor)
+
+    @contextmanager
+    def _engine_errors(self) -> Iterator[None]:
+        """An EngineError raised in an actor as our own, with its message only; an actor
+        lost more often than Ray restarts it as one too, so the command fails cleanly."""
+        errors = self.ray.exceptions
+        try:
+            yield
+        except errors.RayTaskError as err:
+            if isinstance(err.cause, EngineError):
+                raise EngineError(str(err.cause)) from None
+            raise
+        except errors.RayActorError as err:
+            raise EngineError(f"a Ray actor was lost more than {RESTARTS} times: {err}") \
+                from None
+
+
+class _Recorder:
+    """Tally and progress line as each game finishes; the PGN in game order, a game
+    held back until those before it are written (a flush writes the rest)."""
+
+    def __init__(self, config: MatchConfig, names: tuple[str, str],
+                 progress: Callable[[str], None]) -> None:
+        self.tally = Tally(names, config.sprt)
+        self.pgn_path = config.pgn_path
+        self.progress = progress
+        self.held: dict[int, GameOutcome] = {}
+        self.next_number = 1
+
+    def record(self, outcome: GameOutcome) -> None:
+        self.tally.add(outcome)
+        self.progress(self.tally.progress_line(outcome))
+        self.held[outcome.spec.number] = outcome
+        due = []
+        while self.next_number in self.held:
+            due.append(self.held.pop(self.next_number))
+            self.next_number += 1
+        self._write(due)
+
+    def flush(self) -> None:
+        """Write the games held back for games that never came (an SPRT stop)."""
+        self._write([self.held.pop(number) for number in sorted(self.held)])
+
+    def _write(self, outcomes: list[GameOutcome]) -> None:
+        if self.pgn_path is not None and outcomes:
+            with self.pgn_path.open("a", encoding="utf-8") as out:
+                out.write("".join(write_game(o.pgn) for o in outcomes))
+
+
+def game_pairs(specs: Sequence[GameSpec]) -> list[list[GameSpec]]:
+    """The schedule by rounds: an opening with both colours (one game if it was cut)."""
+    return [list(games) for _, games in itertools.groupby(specs, key=lambda s: s.round)]
+
+
+def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
+                      log: Callable[[str], None] | None = None, *, address: str,
+                      concurrency: int | None = None) -> MatchReport:
+    """:func:`~c4engine.referee.workers.run_match` on the Ray cluster at ``address``
+    with ``concurrency`` actors (default: one per two CPUs the cluster reports);
+    ``config.concurrency`` is not used.  ``log`` runs on the workers, whose output
+    Ray forwards to this process."""
+    specs = schedule(config.openings, config.games, config.order, config.seed)
+    pairs = game_pairs(specs)
+    with connected(address) as ray:
+        config = replace(config, concurrency=concurrency or default_concurrency(ray))
+        group = ActorGroup(ray, PairHost, (config, log), min(config.concurrency, len(pairs)),
+                           "match")
+        finished = False
+        try:
+            engines = group.ready()
+            id_names, listed = engines[0]
+            names = display_names(config, id_names)
+            for line in option_warnings(config, names, listed):
+                progress(line)
+            recorder = _Recorder(config, names, progress)
+            for outcomes in group.unordered("play_pair", [(pair, names) for pair in pairs]):
+                for outcome in outcomes:
+                    recorder.record(outcome)
+                if recorder.tally.decision() is not None:
+                    break
+            else:
+                finished = True
+            recorder.flush()
+        finally:
+            group.close(abandon=not finished)
+    return MatchReport(recorder.tally, len(specs))
+
+
+def run_cluster_strength(address: str, command: str, options: Sequence[tuple[str, str]],
+                         positions: Sequence[TestPosition], movetime: int,
+                         progress: Callable[[Verdict], None] | None = None) -> list[Verdict]:
+    """:func:`~c4engine.referee.strength.run_positions` on the Ray cluster at
+    ``address``: an engine per CPU, positions handed to whichever is free; the
+    verdicts in the order of ``positions``, ``progress`` called as they come."""
+    if not positions:
+        return []
+    with connected(address) as ray:
+        count = min(len(positions), max(1, int(ray.cluster_resources().get("CPU", 1))))
+        group = ActorGroup(ray, StrengthHost, (command, tuple(options)), count, "strength")
+        finished = False
+        verdicts: dict[int, Verdict] = {}
+        try:
+            group.ready()
+            calls = [(index, position, movetime) for index, position in enumerate(positions)]
+            for index, verdict in group.unordered("move", calls):
+                verdicts[index] = verdict
+                if progress:
+                    progress(verdict)
+            finished = True
+        finally:
+            group.close(abandon=not finished)
+    return [verdicts[index] for index in range(len(positions))]

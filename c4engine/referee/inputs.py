@@ -1,0 +1,43 @@
+"""Reading the referee's input files (openings, test positions) line by line.
+
+A file is decoded one line at a time, so that a stray byte that is not UTF-8
+costs its own line, named with its number, rather than a UnicodeDecodeError
+about the whole file; a UTF-8 byte-order mark (as some Windows editors write)
+is not part of the first line.  The callers report every bad line at once and
+refuse the file: a match or a measurement silently run on part of what the user
+gave would be worse than none.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+MAX_PROBLEMS_SHOWN = 10
+
+
+Problem = tuple[int, str]  # a line number and what is wrong with the line
+
+
+def numbered_lines(data: bytes) -> tuple[list[tuple[int, str]], list[Problem]]:
+    """The lines of ``data`` as (number from 1, text), and a problem per line that is
+    not UTF-8 (``not UTF-8 text (byte 0xe9 at column 5)``)."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    lines: list[tuple[int, str]] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            lines.append((number, raw.decode("utf-8")))
+        except UnicodeDecodeError as err:
+            problems.append((number, f"not UTF-8 text (byte 0x{raw[err.start]:02x} "
+                                     f"at column {err.start + 1})"))
+    return lines, problems
+
+
+def summary(where: str, problems: list[Problem]) -> str:
+    """``where:line: problem``, one per line in line order, the first few only when
+    there are many."""
+    ordered = sorted(problems)
+    shown = [f"{where}:{number}: {what}" for number, what in ordered[:MAX_PROBLEMS_SHOWN]]
+    more = len(ordered) - len(shown)
+    return "\n".join(shown + ([f"... and {more} more bad lines"] if more else []))

@@ -1,0 +1,40 @@
+"""Every form of line protocol.md lets the engine write on standard output, as regular
+expressions: the end-to-end tests and the fuzz test check each line they read
+against them, so a stray or malformed line fails whichever test provoked it."""
+
+from __future__ import annotations
+
+import re
+
+MOVE = r"(?:[1-7]|P@[a-g][1-6])"
+INFO_RE = re.compile(
+    r"info depth (?P<depth>\d+) seldepth (?P<seldepth>\d+) multipv (?P<multipv>\d+) "
+    r"score (?P<kind>cp|mate) (?P<value>-?\d+)(?: (?P<bound>lowerbound|upperbound))? nodes (?P<nodes>\d+) "
+    r"nps (?P<nps>\d+) hashfull (?P<hashfull>\d+) time (?P<time>\d+) pv(?P<pv>(?: " + MOVE + r")*)")
+BESTMOVE_RE = re.compile(r"bestmove (?P<move>" + MOVE + r"|\(none\))(?: ponder (?P<ponder>" + MOVE + r"))?")
+ERROR_RE = re.compile(r"info string error \S.*")
+DEBUG_RE = re.compile(r"info string debug depth=(None|\d+) nodes=(None|\d+) soft_ms=(None|\d+) "
+                      r"hard_ms=(None|\d+) mate=(None|\d+)")
+
+KNOWN_LINES = tuple(re.compile(p) for p in (
+    r"id (name|author) \S.*",
+    r"option name \S.* type (spin|check|combo|button|string)( .*)?",
+    r"uciok", r"readyok",
+    INFO_RE.pattern,
+    ERROR_RE.pattern,
+    DEBUG_RE.pattern,
+    r"info string no opening book, searching without it: \S.*",
+    BESTMOVE_RE.pattern,
+    r"([.XO] ){6}[.XO]", r"1 2 3 4 5 6 7",                        # d: the board
+    r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
+    r"Moves: (\(none\)|" + MOVE + r"( " + MOVE + r")*)",
+    r"term +weight +X \(first\) +O \(second\)",                   # eval
+    r"[a-z][a-z -]*[a-z] +\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
+    r"Evaluation \(side to move\): -?\d+ cp",
+    MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
+    r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",
+))
+
+
+def is_known_line(line: str) -> bool:
+    return any(p.fullmatch(line) for p in KNOWN_LINES)

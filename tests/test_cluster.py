@@ -1,0 +1,227 @@
+"""``--cluster``: matches and strength runs on a Ray cluster (issue 13).
+
+The tests that need Ray start a head node of their own on loopback (about 15 s
+on a loaded 2-core machine), so they are marked slow; ``.ci/run`` runs them in a
+second pytest call with the ``cluster`` extra installed.  The tests without Ray
+(the option's checks, the message when Ray is missing) run by default."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from c4engine.referee.cli import match_command
+from c4engine.referee.cluster import run_cluster_match
+from c4engine.referee.openings import builtin_openings
+from c4engine.referee.pgn import read_games
+from c4engine.referee.stats import SprtParams
+from c4engine.referee.strength import strength_command
+
+from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SLOW = f"{sys.executable} {TESTS / 'slow_engine.py'}"
+HEAD_START_SECONDS = 120.0
+
+
+def run_match_cli(*args: str):
+    return CliRunner().invoke(match_command, list(args))
+
+
+# -- without Ray -------------------------------------------------------------
+
+
+def test_without_ray_the_option_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    result = run_match_cli("--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1",
+                           "--cluster", "auto")
+    assert result.exit_code == 1
+    assert "--cluster needs Ray, which is not installed: pip install 'c4engine[cluster]'" \
+        in result.output
+    assert "Finished game" not in result.output
+
+
+@pytest.mark.parametrize("address", ["", "localhost", "http://host:6379", "ray://host",
+                                     "host:port"])
+def test_a_bad_address_is_a_usage_error(address):
+    result = run_match_cli("--engine", SIMPLE, "--engine", SIMPLE, "--depth", "1",
+                           "--cluster", address)
+    assert result.exit_code == 2
+    assert "auto, ray://HOST:PORT or HOST:PORT" in result.output
+
+
+def test_a_match_without_the_option_never_imports_ray(tmp_path):
+    script = (f"import sys\nfrom c4engine.cli import main\n"
+              f"sys.argv = ['c4engine', 'match', '--engine', {SIMPLE!r}, '--engine', "
+              f"{SIMPLE_LAST!r}, '--depth', '1', '--games', '2']\n"
+              "try:\n    main()\nfinally:\n    assert 'ray' not in sys.modules, 'ray imported'\n")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 games finished." in done.stdout
+
+
+# -- on a Ray cluster of our own ----------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class Head:
+    address: str  # HOST:PORT
+    client: str  # ray://HOST:PORT, the Ray client server
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[Head]:
+    """A Ray head node on loopback with 2 CPUs; stopped after the module.  Its
+    workers import this checkout (PYTHONPATH), as a worker machine would import
+    the c4engine installed at the same path."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
+    port, client_port = free_port(), free_port()
+    ray_cli = Path(sys.executable).with_name("ray")
+    env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), str(TESTS), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
+         "--ray-client-server-port", str(client_port),
+         "--node-ip-address", "127.0.0.1", "--include-dashboard=false",
+         "--disable-usage-stats"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for listening in (port, client_port):
+            _wait_for_port(listening, process)
+        yield Head(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}")
+    finally:
+        process.terminate()  # `ray start --block` ends the processes it started
+        process.wait(60)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + HEAD_START_SECONDS
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "ray start --head exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"no Ray head on port {port} after {HEAD_START_SECONDS:g} s")
+
+
+def games_as_played(pgn: Path) -> list[tuple[str, str, str, str, str, list[int]]]:
+    return [(g.round, g.white, g.black, g.result, g.termination, [m.col for m in g.moves])
+            for g in read_games(pgn.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.slow
+def test_a_cluster_match_reads_like_the_local_one(head: Head, tmp_path):
+    """The engines are deterministic, so both matches play the same games: the same
+    summary, the same progress lines, the same PGN games in game order."""
+    args = ["--engine", SIMPLE, "--engine", SIMPLE_LAST, "--depth", "1", "--rounds", "5",
+            "--sprt", "elo0=0 elo1=10"]
+    local = run_match_cli(*args, "--pgn", str(tmp_path / "local.pgn"))
+    remote = run_match_cli(*args, "--pgn", str(tmp_path / "cluster.pgn"),
+                           "--cluster", head.address, "--concurrency", "2")
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.output
+    assert remote.stdout == local.stdout
+    assert "10 of 10 games finished." in remote.stdout and "Ptnml(0-2)" in remote.stdout
+    finished = sorted(line.split(" |")[0] for line in remote.stderr.splitlines()
+                      if line.startswith("Finished game"))
+    assert finished == sorted(line.split(" |")[0] for line in local.stderr.splitlines()
+                              if line.startswith("Finished game"))
+    played = games_as_played(tmp_path / "cluster.pgn")
+    assert played == games_as_played(tmp_path / "local.pgn")
+    assert [round_ for round_, *_ in played] == [str(1 + i // 2) for i in range(10)]
+
+
+@pytest.mark.slow
+def test_misbehaviour_on_a_worker_is_judged_as_at_home(head: Head):
+    """A crash inside an actor: the engine is adjudicated and restarted by the
+    referee (play_game), the actor lives on.  Driven through the Ray client."""
+    report = run_cluster_match(config(SIMPLE, misbehaving("crash")), lambda _line: None,
+                               address=head.client)
+    assert len(report.tally.outcomes) == 4
+    assert report.tally.forfeits(1) == {"abandoned": 4}
+    assert all("crashing on purpose" in o.pgn.result_comment for o in report.tally.outcomes)
+
+
+@pytest.mark.slow
+def test_an_sprt_decision_stops_the_cluster_match(head: Head, tmp_path):
+    pgn = tmp_path / "sprt.pgn"
+    cfg = config(SIMPLE, misbehaving("illegal"), openings=builtin_openings(), games=40,
+                 sprt=SprtParams(0, 200, model="logistic"), pgn_path=pgn)
+    report = run_cluster_match(cfg, lambda _line: None, address=head.address, concurrency=2)
+    assert report.tally.decision() == "H1"
+    assert len(report.tally.outcomes) == 16  # 8 won pairs, then nothing more is recorded
+    assert "16 of 40 games finished." in report.tally.summary_lines(report.scheduled)
+    assert len(read_games(pgn.read_text())) == 16
+
+
+@pytest.mark.slow
+def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path):
+    """Killed while both actors are in the middle of a pair (each game ~1 s; the
+    pool hands an actor its next pair before it reports the last one): Ray restarts
+    the actor and replays its pair there.  Without the replay a pair would be
+    missing, or the match would fail on the lost actor."""
+    import ray
+
+    killed: list[str] = []
+
+    def kill_one_actor(line: str) -> None:
+        if line.startswith("Finished game") and not killed:
+            ray.kill(ray.get_actor("match-1"), no_restart=False)
+            killed.append(line)
+
+    pgn = tmp_path / "killed.pgn"
+    cfg = config(SLOW, f"{SLOW} 0.02", openings=("11", "22", "33", "55"), games=8,
+                 pgn_path=pgn)
+    report = run_cluster_match(cfg, kill_one_actor, address=head.address, concurrency=2)
+    assert killed
+    numbers = sorted(o.spec.number for o in report.tally.outcomes)
+    assert numbers == list(range(1, 9))
+    assert [g[0] for g in games_as_played(pgn)] == ["1", "1", "2", "2", "3", "3", "4", "4"]
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+
+
+@pytest.mark.slow
+def test_an_engine_that_does_not_start_fails_the_match_at_once(head: Head, tmp_path):
+    pgn = tmp_path / "none.pgn"
+    started = time.monotonic()
+    result = run_match_cli("--engine", SIMPLE, "--engine", "/nonexistent/engine", "--depth", "1",
+                           "--games", "20", "--cluster", head.address, "--pgn", str(pgn))
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1
+    assert f"Error: worker {socket.gethostname()} (" in result.output  # its name and address
+    assert "cannot start '/nonexistent/engine': No such file or directory" in result.output
+    assert "Finished game" not in result.output and not pgn.exists()
+    assert elapsed < 60  # no wait for a handshake, nor a timeout per game
+
+
+@pytest.mark.slow
+def test_strength_on_the_cluster_judges_as_at_home(head: Head):
+    args = ["--engine", SIMPLE, "--movetime", "10", "--limit", "12"]
+    local = CliRunner().invoke(strength_command, args)
+    remote = CliRunner().invoke(strength_command, [*args, "--cluster", head.address])
+    assert remote.exit_code == local.exit_code == 1, remote.output  # simple blunders
+
+    def without_times(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith("move time")]
+    assert without_times(remote.stdout) == without_times(local.stdout)
+    assert "blunders (" in remote.stdout

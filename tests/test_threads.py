@@ -1,0 +1,309 @@
+"""Search threads (lazy SMP over one shared table) and the searcher's memory contract.
+
+Threads may change node counts, never an exact score: these tests compare two
+threads with one on Pons' positions (strong and weak), check that a stop
+reaches every thread at once (in the searcher and through the real engine
+process), that limits count the work of all threads, and that a table that
+cannot be allocated leaves the searcher as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pexpect
+import pytest
+
+from c4engine import kernel
+from c4engine.board import Position
+from c4engine.limits import Limits
+from c4engine.notation import parse_digits
+from c4engine.options import find_spec
+from c4engine.search import DEFAULT_HASH_MB, Result, Searcher, StopSignal, allocate_zeros, forget_pages
+
+SEED = 20261122
+PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
+TRIES = 5  # timings: the best of this many, so that a busy machine cannot fail them
+STOP_LATENCY_MS = 50
+
+
+@pytest.fixture(scope="module")
+def one() -> Searcher:
+    searcher = Searcher(hash_mb=16)
+    searcher.warm_up()
+    return searcher
+
+
+@pytest.fixture(scope="module")
+def two() -> Searcher:
+    searcher = Searcher(hash_mb=16, threads=2)
+    searcher.warm_up()
+    return searcher
+
+
+def pons_sample(name: str, count: int, seed: int) -> list[tuple[str, int]]:
+    path = PONS_DIR / name
+    if not path.is_file():
+        pytest.skip(f"Pons' test set {path} is not available")
+    lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
+    return [(moves, int(score)) for moves, score in random.Random(seed).sample(lines, count)]
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+# ---------------------------------------------------------------- scores never depend on threads
+
+@pytest.mark.parametrize("name, count, weak", [
+    ("Test_L3_R1", 100, False), ("Test_L2_R1", 100, False), ("Test_L1_R1", 100, False),
+    ("Test_L2_R2", 10, False), ("Test_L1_R1", 60, True), ("Test_L2_R2", 10, True),
+])
+def test_two_threads_score_as_one(one: Searcher, two: Searcher, name: str, count: int, weak: bool) -> None:
+    """Each position solved with one thread and with two (table cleared before each):
+    the same score, and Pons' score."""
+    wrong = []
+    for moves, expected in pons_sample(name, count, SEED):
+        pos = parse_digits(moves)
+        one.clear()
+        two.clear()
+        single, _ = one.solve(pos, weak)
+        double, _ = two.solve(pos, weak)
+        if not single == double == (sign(expected) if weak else expected):
+            wrong.append(f"{moves}: Pons {expected}, one thread {single}, two threads {double}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_two_threads_never_cleared_between_positions(two: Searcher) -> None:
+    """Entries left by earlier positions and by the other thread never change a score."""
+    lines = pons_sample("Test_L1_R1", 100, SEED + 1) + pons_sample("Test_L2_R2", 5, SEED + 1)
+    for moves, expected in lines:
+        assert two.solve(parse_digits(moves))[0] == expected, moves
+
+
+def test_the_driver_with_two_threads_reports_exact_scores(one: Searcher, two: Searcher) -> None:
+    """``go`` on late positions: two threads end with the exact report one thread gives,
+    with every move scored (MultiPV 7) and a best move that keeps the score."""
+    for moves, expected in pons_sample("Test_L2_R1", 15, SEED + 2):
+        pos = parse_digits(moves)
+        one.clear()
+        two.clear()
+        single = one.search(pos, Limits(), multipv=7).report
+        double = two.search(pos, Limits(), multipv=7).report
+        assert single is not None and double is not None and single.exact and double.exact
+        assert kernel.to_pons(double.best.score) == expected, moves
+        assert {line.pv[0]: line.score for line in single.lines} == \
+               {line.pv[0]: line.score for line in double.lines}, moves
+
+
+def test_a_helper_finishing_first_gives_the_answer(two: Searcher) -> None:
+    """When the main thread is stopped by a helper that finished, the helper's value is
+    the answer; the main thread's stopped search is not."""
+    stops: list[bool] = []
+
+    def job(thread: object) -> int:
+        index = getattr(thread, "index")
+        if index == 1:
+            return 7
+        while not getattr(thread, "mem")[kernel.STOP]:  # the main thread waits to be stopped
+            time.sleep(0.001)
+        stops.append(True)
+        getattr(thread, "mem")[kernel.ABORTED] = 1
+        return -1
+
+    race = two.race(job, 1000)
+    assert race.finished and race.value == 7 and race.thread.index == 1 and stops == [True]
+    assert not any(thread.mem[kernel.STOP] for thread in two.threads), "a race's stop outlived it"
+
+
+# ---------------------------------------------------------------- limits and stop
+
+def test_a_node_limit_counts_every_thread(two: Searcher) -> None:
+    for limit in (1, 500, 20_000):
+        two.clear()
+        result = two.search(Position(), Limits(nodes=limit))
+        assert result.move in range(7)
+        assert result.nodes <= limit + 2 * 7  # as with one thread: a few nodes past it, per thread
+
+
+def stop_latency_ms(searcher: Searcher) -> tuple[float, Result]:
+    """How long after ``fire()`` an unlimited search of the empty board returned."""
+    stop, results, returned = StopSignal(), [], []
+
+    def run() -> None:
+        results.append(searcher.search(Position(), Limits(), stop=stop))
+        returned.append(time.perf_counter())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.1)
+    assert thread.is_alive(), "the unlimited search ended by itself"
+    fired = time.perf_counter()
+    stop.fire()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    return (returned[0] - fired) * 1000, results[0]
+
+
+def test_stop_reaches_every_thread(two: Searcher) -> None:
+    """Best of several tries, so that a busy machine cannot fail it; every try must end
+    with a legal move and leave no thread searching."""
+    best = float("inf")
+    for _ in range(TRIES):
+        two.clear()
+        latency, result = stop_latency_ms(two)
+        assert result.move in range(7)
+        best = min(best, latency)
+    print(f"stop latency with two threads, best of {TRIES}: {best:.2f} ms")
+    assert best < STOP_LATENCY_MS
+
+
+def test_stop_with_two_threads_in_the_engine_process() -> None:
+    """The real process: ``Threads 2``, ``go infinite``, ``stop``; a legal bestmove within
+    50 ms of the stop (the best of several tries)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    child = pexpect.spawn(sys.executable, ["-m", "c4engine"], env=env, encoding="utf-8", timeout=60,
+                          echo=False)
+    child.delaybeforesend = None
+    try:
+        child.sendline("setoption name Threads value 2")
+        child.sendline("isready")
+        child.expect_exact("readyok")
+        best = float("inf")
+        for moves in ("", "4", "44", "4453", "3")[:TRIES]:
+            child.sendline(f"position startpos moves {moves}" if moves else "position startpos")
+            child.sendline("go infinite")
+            child.expect("info depth", timeout=10)
+            time.sleep(0.1)
+            child.sendline("stop")
+            fired = time.perf_counter()
+            child.expect(r"bestmove ([1-7])[ \r\n]", timeout=10)
+            best = min(best, (time.perf_counter() - fired) * 1000)
+            col = int(child.match.group(1)) - 1
+            assert parse_digits(moves).can_play(col)
+        print(f"stop to bestmove with Threads 2, best of {TRIES}: {best:.2f} ms")
+        assert best < STOP_LATENCY_MS
+        child.sendline("quit")
+        child.expect(pexpect.EOF, timeout=10)
+    finally:
+        child.close(force=True)
+
+
+def test_threads_option_is_announced() -> None:
+    result = subprocess.run([sys.executable, "-m", "c4engine"], input="uci\nquit\n", capture_output=True,
+                            text=True, timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent)))
+    assert "option name Threads type spin default 1 min 1 max 64" in result.stdout.splitlines()
+
+
+# ---------------------------------------------------------------- the jitter
+
+def test_only_helpers_jitter_and_only_near_the_root() -> None:
+    mem = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
+    assert all(kernel.jitter(mem, ply, col) == 0 for ply in range(4) for col in range(7))
+    mem[kernel.JITTER_SEED] = 1
+    near_root = [kernel.jitter(mem, ply, col) for ply in range(kernel.JITTER_PLIES) for col in range(7)]
+    assert len(set(near_root)) > 1 and all(0 <= bonus <= 63 for bonus in near_root)
+    assert all(kernel.jitter(mem, kernel.JITTER_PLIES, col) == 0 for col in range(7))
+
+
+# ---------------------------------------------------------------- memory
+
+def test_forgotten_pages_read_as_zeros() -> None:
+    buffer = allocate_zeros(5 * 4096)
+    buffer[:] = 7
+    forget_pages(buffer, 1001)
+    assert np.all(buffer[:1001] == 7) and not np.any(buffer[1001:])
+
+
+def test_a_cleared_large_table_forgets_everything() -> None:
+    """Past WIPE_BY_WRITING_MB, the 16th clear hands the pages back instead of writing
+    them: the same position then takes as many nodes as on a fresh table."""
+    pos = parse_digits("715371563635542612576371")
+    fresh = Searcher(hash_mb=300)
+    _, first = fresh.solve(pos)
+    _, cached = fresh.solve(pos)
+    assert cached < first
+    for _ in range(kernel.GENERATIONS):
+        fresh.clear()
+    assert int(fresh.mem[kernel.GENERATION]) == 0
+    assert not np.any(fresh.tt[:100_000])
+    assert fresh.solve(pos)[1] == first
+
+
+def test_a_failed_resize_changes_nothing(one: Searcher, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new table is allocated before the old one is let go."""
+    pos = parse_digits("715371563635542612576371")
+    one.clear()
+    _, first = one.solve(pos)
+    before = (one.hash_mb, one.mem, len(one.threads))
+
+    def refuse(words: int) -> np.ndarray:
+        raise MemoryError("refused")
+    monkeypatch.setattr("c4engine.search.allocate_zeros", refuse)
+    with pytest.raises(MemoryError):
+        one.resize(8192)
+    with pytest.raises(MemoryError):
+        one.set_threads(4)
+    assert (one.hash_mb, one.mem, len(one.threads)) == before
+    assert one.solve(pos)[1] < first, "the table lost its entries"
+
+
+def test_a_resize_beyond_the_address_space_limit_changes_nothing() -> None:
+    """Issue 10 item 7 for real: under ``ulimit -v`` (as ``prlimit --as``), an 8 GB
+    table is refused with MemoryError, and the searcher goes on with its table."""
+    script = textwrap.dedent("""
+        import resource
+        from c4engine.notation import parse_digits
+        from c4engine.search import Searcher
+        searcher = Searcher(hash_mb=16)
+        pos = parse_digits("715371563635542612576371")
+        _, first = searcher.solve(pos)
+        limit = 1500 * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            searcher.resize(8192)
+        except MemoryError as err:
+            print("refused:", err)
+        print(searcher.hash_mb, searcher.solve(pos)[1] < first)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("refused: cannot allocate 8192 MB"), done.stdout
+    assert lines[1] == "16 True"
+
+
+def test_allocating_a_large_table_touches_no_page() -> None:
+    """An 8 GB ``Hash`` is set at once: the pages come when the search touches them."""
+    started = time.perf_counter()
+    buffer = allocate_zeros(1 << 30)
+    elapsed = time.perf_counter() - started
+    assert buffer.size == 1 << 30 and buffer[123_456_789] == 0
+    assert elapsed < 1.0, f"allocating 8 GB took {elapsed:.2f} s"
+
+
+def test_the_hash_option_defaults_to_the_searchers_table() -> None:
+    """The option and the searcher agree on the default table (16 MB; protocol.md says why)."""
+    assert find_spec("Hash").default == DEFAULT_HASH_MB == Searcher().hash_mb == 16
+
+
+def test_a_dropped_searcher_ends_its_helper_threads() -> None:
+    before = threading.active_count()
+    searcher = Searcher(hash_mb=2, threads=3)
+    assert threading.active_count() == before + 2
+    searcher.set_threads(2)
+    del searcher
+    deadline = time.perf_counter() + 5
+    while threading.active_count() > before and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == before
