@@ -7,12 +7,15 @@ second pytest call with the ``cluster`` extra installed.  The tests without Ray
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -81,34 +84,40 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def head() -> Iterator[str]:
-    """A Ray head node on loopback with 2 CPUs; stopped after the module.  Its
-    workers import this checkout (PYTHONPATH), as a worker machine would import
+@contextmanager
+def ray_node(*args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``ray start --block ARGS`` on loopback with 2 CPUs, ended when the block ends.
+    Its workers import this checkout (PYTHONPATH), as a worker machine would import
     the c4engine installed at the same path."""
-    pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
-    port, client_port = free_port(), free_port()
-    ray_cli = Path(sys.executable).with_name("ray")
     env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), str(TESTS), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
-        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
-         "--ray-client-server-port", str(client_port),  # not the 10001 of another cluster
-         "--node-ip-address", "127.0.0.1", "--include-dashboard=false",
-         "--disable-usage-stats"],
+        [str(Path(sys.executable).with_name("ray")), "start", "--block", *args,
+         "--num-cpus", "2", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        _wait_for_port(port, process)
-        yield f"127.0.0.1:{port}"
+        yield process
     finally:
         process.terminate()  # `ray start --block` ends the processes it started
         process.wait(60)
 
 
+@pytest.fixture(scope="module")
+def head() -> Iterator[str]:
+    """A Ray head node of our own, its address; stopped after the module."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
+    port, client_port = free_port(), free_port()
+    with ray_node("--head", "--port", str(port), "--include-dashboard=false",
+                  # not the 10001 of another cluster on this machine:
+                  "--ray-client-server-port", str(client_port)) as process:
+        _wait_for_port(port, process)
+        yield f"127.0.0.1:{port}"
+
+
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + HEAD_START_SECONDS
     while time.monotonic() < deadline:
-        assert process.poll() is None, "ray start --head exited"
+        assert process.poll() is None, "ray start exited"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
@@ -190,6 +199,68 @@ def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: str, tmp_path)
     assert numbers == list(range(1, 9))
     assert [g[0] for g in games_as_played(pgn)] == ["1", "1", "2", "2", "3", "3", "4", "4"]
     assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+
+
+@pytest.mark.slow
+def test_a_lost_machine_loses_no_game_and_counts_none_twice(head: str):
+    """A second node joins; of the match's two actors (one CPU each, spread) one runs
+    there.  Its raylet is killed mid-match, as when a machine is lost: once Ray
+    declares the node dead (its health checks take some 15 s) it restarts the actor
+    on the head and replays the pair there."""
+    import ray
+
+    with ray_node("--address", head) as node:
+        _wait_for_nodes(head, 2, node)
+        killed: list[int] = []
+
+        def kill_the_second_node(line: str) -> None:
+            if line.startswith("Finished game") and not killed:
+                here = ray.get_runtime_context().get_node_id()  # the driver's: the head
+                homes = [_node_of(f"match-{slot}") for slot in (0, 1)]
+                assert homes.count(here) == 1, "the actors were not spread over both nodes"
+                killed.append(_raylet_pid(head, node_of_head=False))
+                os.kill(killed[0], signal.SIGKILL)
+
+        cfg = config(SLOW, SLOW, openings=("11", "22", "33", "55", "66", "77"), games=12)
+        report = run_cluster_match(cfg, kill_the_second_node, address=head, concurrency=2)
+    assert killed
+    assert sorted(o.spec.number for o in report.tally.outcomes) == list(range(1, 13))
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+
+
+def _node_of(actor_name: str) -> str:
+    import ray
+
+    actor = ray.get_actor(actor_name)
+    return str(ray.get(actor.__ray_call__.remote(
+        lambda _host: ray.get_runtime_context().get_node_id())))
+
+
+def _wait_for_nodes(address: str, count: int, process: subprocess.Popen[bytes]) -> None:
+    import ray
+
+    ray.init(address=address, logging_level=logging.WARNING)
+    try:
+        deadline = time.monotonic() + HEAD_START_SECONDS
+        while sum(node["Alive"] for node in ray.nodes()) < count:
+            assert process.poll() is None and time.monotonic() < deadline, "no second node"
+            time.sleep(0.5)
+    finally:
+        ray.shutdown()
+
+
+def _raylet_pid(address: str, node_of_head: bool) -> int:
+    """The raylet of this test's cluster (its GCS port) on the head, or on another node."""
+    for pid in Path("/proc").iterdir():
+        try:
+            command = (pid / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        port = address.rsplit(":", 1)[1].encode()
+        if command[0].endswith(b"/raylet") and (b"--head" in command) == node_of_head and any(
+                arg.startswith(b"--gcs-address=") and arg.endswith(b":" + port) for arg in command):
+            return int(pid.name)
+    raise AssertionError(f"no raylet of {address} found")
 
 
 @pytest.mark.slow

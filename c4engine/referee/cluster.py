@@ -50,7 +50,11 @@ if TYPE_CHECKING:  # strength.py imports this module for its --cluster
 INSTALL = "pip install 'c4engine[cluster]'"
 ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
 _ADDRESS = re.compile(r"auto|(ray://)?[\w.\-]+:\d{1,5}")
-RESTARTS = 3  # times an actor is restarted, and its call retried, after its worker is lost
+RESTARTS = 3  # times an actor is restarted after its worker is lost
+# A call to a lost actor is retried until the actor runs again or is lost for good:
+# a lost machine is declared dead only after Ray's health checks (15-30 s), and
+# until then every retry fails at once, so a count of retries would run out first.
+RETRY_UNTIL_RESTARTED = -1
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
 
 T = TypeVar("T")
@@ -206,7 +210,7 @@ class ActorGroup:
         self.ray = ray
         remote = ray.remote(host)
         options = dict(num_cpus=_cpus_per_actor(ray, count), scheduling_strategy="SPREAD",
-                       max_restarts=RESTARTS, max_task_retries=RESTARTS,
+                       max_restarts=RESTARTS, max_task_retries=RETRY_UNTIL_RESTARTED,
                        max_concurrency=2)  # close() may end a call still running
         self.actors = [remote.options(name=f"{kind}-{slot}", **options).remote(*args)
                        for slot in range(count)]
