@@ -2,8 +2,8 @@
 
 These run the engine's own searcher inside the calling process, with no
 engine process and no protocol in between.  One searcher (one search
-thread, the engine's default 64 MB transposition table and the opening
-book, as the engine process starts with them) is built on the first call and
+thread, the engine's default transposition table and the opening book,
+as the engine process starts with them) is built on the first call and
 shared by every later call in the process, because building it is the
 expensive part: numba compiles the search kernel (or loads it from its
 cache) and the 12-stone book is read, together a few seconds.

@@ -65,7 +65,7 @@ def test_two_immediate_threats_lose_without_a_node(searcher: Searcher) -> None:
     the second player (5 stones on the board) cannot block both, and loses to the
     first player's 7th stone: Pons score -(43 - 6) // 2 = -18."""
     pos = parse_digits("27374")
-    searcher.begin(UNLIMITED)
+    kernel.begin_search(searcher.mem, UNLIMITED)
     value = kernel.negamax(pos.current, pos.mask, pos.stones, CELLS, -kernel.INFINITE, kernel.INFINITE, 0,
                            searcher.mem)
     assert to_pons(int(value)) == -18 == true_score(pos)

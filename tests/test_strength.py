@@ -140,7 +140,9 @@ def test_builtin_set_covers_every_phase() -> None:
     for position in positions:
         counts[phase_of(position.stones).name] += 1
         assert len({s for s in position.scores if s is not None}) > 1, position.moves
-    assert counts == {phase.name: 100 for phase in PHASES}
+    extra = 200  # 12-16 stones, appended after the main set (tests/make_strength_positions.py)
+    assert counts == {phase.name: 100 + (extra if phase.name == "9-16" else 0) for phase in PHASES}
+    assert all(12 <= p.stones <= 16 for p in positions[-extra:])
     first = [phase_of(p.stones).name for p in positions[:len(PHASES)]]
     assert first == [phase.name for phase in PHASES]  # phases take turns: --limit stays balanced
 
