@@ -1,8 +1,9 @@
 """In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``.
 
 These run the engine's own searcher inside the calling process, with no
-engine process and no protocol in between.  One searcher (a 64 MB
-transposition table and the opening book) is built on the first call and
+engine process and no protocol in between.  One searcher (one search
+thread, the engine's default transposition table and the opening book,
+as the engine process starts with them) is built on the first call and
 shared by every later call in the process, because building it is the
 expensive part: numba compiles the search kernel (or loads it from its
 cache) and the 12-stone book is read, together a few seconds.
@@ -21,7 +22,6 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
-from .bits import WIDTH
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
@@ -95,18 +95,11 @@ def analyse(position: Position) -> dict[int, int | None]:
     The best moves are the columns with the highest score.  The first call in
     a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
     :class:`IllegalMoveError` when the game is already over."""
-    from .search import settle_move
+    from .search import NO_MOVE_SCORE
     board = _playable(position, "analyse")
-    scores: dict[int, int | None] = {}
     with _lock:
-        searcher = _searcher()
-        for col in range(WIDTH):
-            if not board.can_play(col):
-                scores[col + 1] = None
-                continue
-            settled, child = settle_move(board, col)
-            scores[col + 1] = settled if settled is not None else -searcher.solve(child)[0]
-    return scores
+        values, _nodes = _searcher().solve_moves(board)
+    return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 
 def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:

@@ -382,8 +382,15 @@ class EngineClient:
             self._learn(line)
 
     def setup(self, options: Sequence[tuple[str, str]] = (),
-              ready_timeout: float = READY_TIMEOUT) -> None:
+              ready_timeout: float = READY_TIMEOUT,
+              startup_timeout: float = HANDSHAKE_TIMEOUT) -> None:
         """After :meth:`start`: choose the variant, set ``options``, wait for ``readyok``.
+
+        This first ``readyok`` ends the engine's start-up, which may take
+        ``startup_timeout`` (or ``ready_timeout``, if longer): an engine may
+        compile or load its data before it answers, as c4engine's first start
+        after an install compiles its numba kernel (10-25 s on a busy 2-core
+        machine).
 
         An engine that offers ``cfour`` gets it and speaks drops; one without a
         ``UCI_Variant`` option gets our digit moves; one with variants but not
@@ -399,7 +406,7 @@ class EngineClient:
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
-        self.is_ready()
+        self.is_ready(max(self.ready_timeout, startup_timeout))
 
     @property
     def alive(self) -> bool:
@@ -651,7 +658,7 @@ class SimpleEngine:
         pairs = [(name, _option_text(value)) for name, value in (options or {}).items()]
         try:
             client.start(timeout)
-            client.setup(pairs, ready_timeout)
+            client.setup(pairs, ready_timeout, startup_timeout=timeout)
         except BaseException:
             client.kill()
             raise

@@ -7,13 +7,15 @@ second pytest call with the ``cluster`` extra installed.  The tests without Ray
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -82,41 +84,40 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@dataclass(frozen=True)
-class Head:
-    address: str  # HOST:PORT
-    client: str  # ray://HOST:PORT, the Ray client server
-
-
-@pytest.fixture(scope="module")
-def head() -> Iterator[Head]:
-    """A Ray head node on loopback with 2 CPUs; stopped after the module.  Its
-    workers import this checkout (PYTHONPATH), as a worker machine would import
+@contextmanager
+def ray_node(*args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``ray start --block ARGS`` on loopback with 2 CPUs, ended when the block ends.
+    Its workers import this checkout (PYTHONPATH), as a worker machine would import
     the c4engine installed at the same path."""
-    pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
-    port, client_port = free_port(), free_port()
-    ray_cli = Path(sys.executable).with_name("ray")
     env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), str(TESTS), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
-        [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--num-cpus", "2",
-         "--ray-client-server-port", str(client_port),
-         "--node-ip-address", "127.0.0.1", "--include-dashboard=false",
-         "--disable-usage-stats"],
+        [str(Path(sys.executable).with_name("ray")), "start", "--block", *args,
+         "--num-cpus", "2", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        for listening in (port, client_port):
-            _wait_for_port(listening, process)
-        yield Head(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}")
+        yield process
     finally:
         process.terminate()  # `ray start --block` ends the processes it started
         process.wait(60)
 
 
+@pytest.fixture(scope="module")
+def head() -> Iterator[str]:
+    """A Ray head node of our own, its address; stopped after the module."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
+    port, client_port = free_port(), free_port()
+    with ray_node("--head", "--port", str(port), "--include-dashboard=false",
+                  # not the 10001 of another cluster on this machine:
+                  "--ray-client-server-port", str(client_port)) as process:
+        _wait_for_port(port, process)
+        yield f"127.0.0.1:{port}"
+
+
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + HEAD_START_SECONDS
     while time.monotonic() < deadline:
-        assert process.poll() is None, "ray start --head exited"
+        assert process.poll() is None, "ray start exited"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
@@ -131,14 +132,14 @@ def games_as_played(pgn: Path) -> list[tuple[str, str, str, str, str, list[int]]
 
 
 @pytest.mark.slow
-def test_a_cluster_match_reads_like_the_local_one(head: Head, tmp_path):
+def test_a_cluster_match_reads_like_the_local_one(head: str, tmp_path):
     """The engines are deterministic, so both matches play the same games: the same
     summary, the same progress lines, the same PGN games in game order."""
     args = ["--engine", SIMPLE, "--engine", SIMPLE_LAST, "--depth", "1", "--rounds", "5",
             "--sprt", "elo0=0 elo1=10"]
     local = run_match_cli(*args, "--pgn", str(tmp_path / "local.pgn"))
     remote = run_match_cli(*args, "--pgn", str(tmp_path / "cluster.pgn"),
-                           "--cluster", head.address, "--concurrency", "2")
+                           "--cluster", head, "--concurrency", "2")
     assert local.exit_code == 0 and remote.exit_code == 0, remote.output
     assert remote.stdout == local.stdout
     assert "10 of 10 games finished." in remote.stdout and "Ptnml(0-2)" in remote.stdout
@@ -152,22 +153,22 @@ def test_a_cluster_match_reads_like_the_local_one(head: Head, tmp_path):
 
 
 @pytest.mark.slow
-def test_misbehaviour_on_a_worker_is_judged_as_at_home(head: Head):
+def test_misbehaviour_on_a_worker_is_judged_as_at_home(head: str):
     """A crash inside an actor: the engine is adjudicated and restarted by the
-    referee (play_game), the actor lives on.  Driven through the Ray client."""
+    referee (play_game), the actor lives on."""
     report = run_cluster_match(config(SIMPLE, misbehaving("crash")), lambda _line: None,
-                               address=head.client)
+                               address=head)
     assert len(report.tally.outcomes) == 4
     assert report.tally.forfeits(1) == {"abandoned": 4}
     assert all("crashing on purpose" in o.pgn.result_comment for o in report.tally.outcomes)
 
 
 @pytest.mark.slow
-def test_an_sprt_decision_stops_the_cluster_match(head: Head, tmp_path):
+def test_an_sprt_decision_stops_the_cluster_match(head: str, tmp_path):
     pgn = tmp_path / "sprt.pgn"
     cfg = config(SIMPLE, misbehaving("illegal"), openings=builtin_openings(), games=40,
                  sprt=SprtParams(0, 200, model="logistic"), pgn_path=pgn)
-    report = run_cluster_match(cfg, lambda _line: None, address=head.address, concurrency=2)
+    report = run_cluster_match(cfg, lambda _line: None, address=head, concurrency=2)
     assert report.tally.decision() == "H1"
     assert len(report.tally.outcomes) == 16  # 8 won pairs, then nothing more is recorded
     assert "16 of 40 games finished." in report.tally.summary_lines(report.scheduled)
@@ -175,7 +176,7 @@ def test_an_sprt_decision_stops_the_cluster_match(head: Head, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path):
+def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: str, tmp_path):
     """Killed while both actors are in the middle of a pair (each game ~1 s; the
     pool hands an actor its next pair before it reports the last one): Ray restarts
     the actor and replays its pair there.  Without the replay a pair would be
@@ -192,7 +193,7 @@ def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path
     pgn = tmp_path / "killed.pgn"
     cfg = config(SLOW, f"{SLOW} 0.02", openings=("11", "22", "33", "55"), games=8,
                  pgn_path=pgn)
-    report = run_cluster_match(cfg, kill_one_actor, address=head.address, concurrency=2)
+    report = run_cluster_match(cfg, kill_one_actor, address=head, concurrency=2)
     assert killed
     numbers = sorted(o.spec.number for o in report.tally.outcomes)
     assert numbers == list(range(1, 9))
@@ -201,11 +202,73 @@ def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: Head, tmp_path
 
 
 @pytest.mark.slow
-def test_an_engine_that_does_not_start_fails_the_match_at_once(head: Head, tmp_path):
+def test_a_lost_machine_loses_no_game_and_counts_none_twice(head: str):
+    """A second node joins; of the match's two actors (one CPU each, spread) one runs
+    there.  Its raylet is killed mid-match, as when a machine is lost: once Ray
+    declares the node dead (its health checks take some 15 s) it restarts the actor
+    on the head and replays the pair there."""
+    import ray
+
+    with ray_node("--address", head) as node:
+        _wait_for_nodes(head, 2, node)
+        killed: list[int] = []
+
+        def kill_the_second_node(line: str) -> None:
+            if line.startswith("Finished game") and not killed:
+                here = ray.get_runtime_context().get_node_id()  # the driver's: the head
+                homes = [_node_of(f"match-{slot}") for slot in (0, 1)]
+                assert homes.count(here) == 1, "the actors were not spread over both nodes"
+                killed.append(_raylet_pid(head, node_of_head=False))
+                os.kill(killed[0], signal.SIGKILL)
+
+        cfg = config(SLOW, SLOW, openings=("11", "22", "33", "55", "66", "77"), games=12)
+        report = run_cluster_match(cfg, kill_the_second_node, address=head, concurrency=2)
+    assert killed
+    assert sorted(o.spec.number for o in report.tally.outcomes) == list(range(1, 13))
+    assert not report.tally.forfeits(0) and not report.tally.forfeits(1)
+
+
+def _node_of(actor_name: str) -> str:
+    import ray
+
+    actor = ray.get_actor(actor_name)
+    return str(ray.get(actor.__ray_call__.remote(
+        lambda _host: ray.get_runtime_context().get_node_id())))
+
+
+def _wait_for_nodes(address: str, count: int, process: subprocess.Popen[bytes]) -> None:
+    import ray
+
+    ray.init(address=address, logging_level=logging.WARNING)
+    try:
+        deadline = time.monotonic() + HEAD_START_SECONDS
+        while sum(node["Alive"] for node in ray.nodes()) < count:
+            assert process.poll() is None and time.monotonic() < deadline, "no second node"
+            time.sleep(0.5)
+    finally:
+        ray.shutdown()
+
+
+def _raylet_pid(address: str, node_of_head: bool) -> int:
+    """The raylet of this test's cluster (its GCS port) on the head, or on another node."""
+    for pid in Path("/proc").iterdir():
+        try:
+            command = (pid / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        port = address.rsplit(":", 1)[1].encode()
+        if command[0].endswith(b"/raylet") and (b"--head" in command) == node_of_head and any(
+                arg.startswith(b"--gcs-address=") and arg.endswith(b":" + port) for arg in command):
+            return int(pid.name)
+    raise AssertionError(f"no raylet of {address} found")
+
+
+@pytest.mark.slow
+def test_an_engine_that_does_not_start_fails_the_match_at_once(head: str, tmp_path):
     pgn = tmp_path / "none.pgn"
     started = time.monotonic()
     result = run_match_cli("--engine", SIMPLE, "--engine", "/nonexistent/engine", "--depth", "1",
-                           "--games", "20", "--cluster", head.address, "--pgn", str(pgn))
+                           "--games", "20", "--cluster", head, "--pgn", str(pgn))
     elapsed = time.monotonic() - started
     assert result.exit_code == 1
     assert f"Error: worker {socket.gethostname()} (" in result.output  # its name and address
@@ -215,10 +278,10 @@ def test_an_engine_that_does_not_start_fails_the_match_at_once(head: Head, tmp_p
 
 
 @pytest.mark.slow
-def test_strength_on_the_cluster_judges_as_at_home(head: Head):
+def test_strength_on_the_cluster_judges_as_at_home(head: str):
     args = ["--engine", SIMPLE, "--movetime", "10", "--limit", "12"]
     local = CliRunner().invoke(strength_command, args)
-    remote = CliRunner().invoke(strength_command, [*args, "--cluster", head.address])
+    remote = CliRunner().invoke(strength_command, [*args, "--cluster", head])
     assert remote.exit_code == local.exit_code == 1, remote.output  # simple blunders
 
     def without_times(text: str) -> list[str]:

@@ -228,10 +228,23 @@ def test_readyok_waits_longer_for_a_large_hash():
     client.start()
     try:
         with pytest.raises(EngineTimeout, match="no readyok within 0.3 s"):
-            client.setup(ready_timeout=0.3)
+            client.setup(ready_timeout=0.3, startup_timeout=0.3)
         client.start()
-        client.setup([("Hash", "1024")], ready_timeout=0.3)
+        client.setup([("Hash", "1024")], ready_timeout=0.3, startup_timeout=0.3)
         assert client.ready_timeout == pytest.approx(0.3 + READY_SECONDS_PER_GIB)
+    finally:
+        client.quit()
+
+
+def test_the_first_readyok_may_take_the_start_up_time():
+    """The first readyok ends the engine's start-up (c4engine compiles its kernel on a
+    first start), so it gets ``startup_timeout``; a later one only ``ready_timeout``."""
+    client = EngineClient(misbehaving("slowready", "1.0"))
+    client.start()
+    try:
+        client.setup(ready_timeout=0.3, startup_timeout=5.0)
+        with pytest.raises(EngineTimeout, match="no readyok within 0.3 s"):
+            client.is_ready()
     finally:
         client.quit()
 

@@ -45,6 +45,7 @@ START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 MID_FEN = "7/7/7/7/3p3/2pPP2[PPPPPPPPPPPPPPPPPPPppppppppppppppppppp] w - - 0 3"  # after 4453
 WIDTH, HEIGHT = 7, 6
 FILES = "abcdefg"
+DEFAULT_HASH_MB = next(spec.default for spec in SPECS if spec.name == "Hash")
 
 # ------------------------------------------------------------------ an independent referee
 
@@ -1082,7 +1083,7 @@ def test_setoption_or_ucinewgame_during_search_stops_it(engine: EngineProcess, c
         check_bestmove(engine.read_until("bestmove", 2.0)[-1], Board())
         assert bestmoves(engine.sync()) == []
     finally:
-        engine.send("setoption name Hash value 64")
+        engine.send(f"setoption name Hash value {DEFAULT_HASH_MB}")
 
 
 def test_stop_when_idle_writes_nothing(engine: EngineProcess) -> None:
@@ -1329,7 +1330,7 @@ def test_a_failed_hash_allocation_keeps_the_old_table() -> None:
         proc.sync(READY_TIMEOUT)
         lines = proc.command("setoption name Hash value 8192")
         assert len(lines) == 1 and re.fullmatch(
-            r"info string error option Hash: not enough memory for 8192 MB; keeping the table of 64 MB",
+            rf"info string error option Hash: not enough memory for 8192 MB; keeping the table of {DEFAULT_HASH_MB} MB",
             lines[0]), lines
         for moves in ("", "4453"):
             proc.send(f"position startpos moves {moves}".strip())

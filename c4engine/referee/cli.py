@@ -166,7 +166,7 @@ def _echo_err(line: str) -> None:
               help="Wait for a depth/nodes-limited move before it counts as a stall.")
 @click.option("--handshake-timeout", type=Seconds(),
               default=HANDSHAKE_TIMEOUT, show_default=True, metavar="SECONDS",
-              help="Wait for uciok at each engine start.")
+              help="Wait for uciok, then for the first readyok, at each engine start.")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="File of openings, one digit string per line, '-' for the empty board "
                    "(default: all 2-ply openings).")
@@ -217,9 +217,10 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
     - a malformed or out-of-range number makes its info line count as unsent;
     - engine text is made safe for the PGN (braces become parentheses);
     - each engine runs in its own process group, ended with it;
-    - readyok is awaited 15 s, plus 8 s per GiB of a Hash option (an engine
-      that allocates or clears a large table at once is slow); uciok
-      --handshake-timeout.
+    - uciok and the first readyok after a start are awaited --handshake-timeout
+      each (an engine may compile or load its data first); every later readyok
+      15 s, plus 8 s per GiB of a Hash option (an engine that allocates or
+      clears a large table at once is slow).
     """
     specs = ctx.meta[_ENGINE_GROUP_KEY]
     if len(specs) != 2:

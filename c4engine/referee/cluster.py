@@ -41,10 +41,8 @@ from ..engine import EngineError
 from .config import GameSpec, MatchConfig
 from .game import GameOutcome, play_game
 from .openings import schedule
-from .pgn import write_game
 from .players import Player
-from .tally import Tally
-from .workers import MatchReport, display_names, option_warnings, start_players
+from .workers import MatchReport, Recorder, display_names, option_warnings, start_players
 
 if TYPE_CHECKING:  # strength.py imports this module for its --cluster
     from .strength import EngineUnderTest, TestPosition, Verdict
@@ -52,7 +50,11 @@ if TYPE_CHECKING:  # strength.py imports this module for its --cluster
 INSTALL = "pip install 'c4engine[cluster]'"
 ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
 _ADDRESS = re.compile(r"auto|(ray://)?[\w.\-]+:\d{1,5}")
-RESTARTS = 3  # times an actor is restarted, and its call retried, after its worker is lost
+RESTARTS = 3  # times an actor is restarted after its worker is lost
+# A call to a lost actor is retried until the actor runs again or is lost for good:
+# a lost machine is declared dead only after Ray's health checks (15-30 s), and
+# until then every retry fails at once, so a count of retries would run out first.
+RETRY_UNTIL_RESTARTED = -1
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
 
 T = TypeVar("T")
@@ -80,13 +82,14 @@ def connected(address: str) -> Iterator[ModuleType]:
     """Ray, connected to the cluster at ``address`` for the length of the block."""
     ray = import_ray()
     try:
-        ray.init(address=address, logging_level=logging.WARNING)
-    except (ConnectionError, RuntimeError, ValueError) as err:
-        raise click.ClickException(f"cannot reach the Ray cluster at {address}: {err}") from None
-    try:
+        try:
+            ray.init(address=address, logging_level=logging.WARNING)
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            raise click.ClickException(f"cannot reach the Ray cluster at {address}: {err}") \
+                from None
         yield ray
     finally:
-        ray.shutdown()
+        ray.shutdown()  # after a failed init too, which may leave half a connection
 
 
 def default_concurrency(ray: ModuleType) -> int:
@@ -207,7 +210,7 @@ class ActorGroup:
         self.ray = ray
         remote = ray.remote(host)
         options = dict(num_cpus=_cpus_per_actor(ray, count), scheduling_strategy="SPREAD",
-                       max_restarts=RESTARTS, max_task_retries=RESTARTS,
+                       max_restarts=RESTARTS, max_task_retries=RETRY_UNTIL_RESTARTED,
                        max_concurrency=2)  # close() may end a call still running
         self.actors = [remote.options(name=f"{kind}-{slot}", **options).remote(*args)
                        for slot in range(count)]
@@ -255,41 +258,56 @@ class ActorGroup:
                 from None
 
 
-class _Recorder:
-    """Tally and progress line as each game finishes; the PGN in game order, a game
-    held back until those before it are written (a flush writes the rest)."""
+class GameOrderRecorder(Recorder):
+    """The local :class:`Recorder` (tally, progress line, SPRT stop as each game
+    finishes), writing the PGN in game order: a game is held back until those
+    before it are written; :meth:`flush` writes those left when a stop cut the
+    match short."""
 
     def __init__(self, config: MatchConfig, names: tuple[str, str],
                  progress: Callable[[str], None]) -> None:
-        self.tally = Tally(names, config.sprt)
-        self.pgn_path = config.pgn_path
-        self.progress = progress
+        super().__init__(config, names, progress)
         self.held: dict[int, GameOutcome] = {}
         self.next_number = 1
 
-    def record(self, outcome: GameOutcome) -> None:
-        self.tally.add(outcome)
-        self.progress(self.tally.progress_line(outcome))
-        self.held[outcome.spec.number] = outcome
+    def _write_pgn(self, outcomes: Sequence[GameOutcome]) -> None:
+        self.held.update((o.spec.number, o) for o in outcomes)
         due = []
         while self.next_number in self.held:
             due.append(self.held.pop(self.next_number))
             self.next_number += 1
-        self._write(due)
+        super()._write_pgn(due)
 
     def flush(self) -> None:
-        """Write the games held back for games that never came (an SPRT stop)."""
-        self._write([self.held.pop(number) for number in sorted(self.held)])
-
-    def _write(self, outcomes: list[GameOutcome]) -> None:
-        if self.pgn_path is not None and outcomes:
-            with self.pgn_path.open("a", encoding="utf-8") as out:
-                out.write("".join(write_game(o.pgn) for o in outcomes))
+        super()._write_pgn([self.held.pop(number) for number in sorted(self.held)])
 
 
 def game_pairs(specs: Sequence[GameSpec]) -> list[list[GameSpec]]:
     """The schedule by rounds: an opening with both colours (one game if it was cut)."""
     return [list(games) for _, games in itertools.groupby(specs, key=lambda s: s.round)]
+
+
+def _names(config: MatchConfig, engines: tuple[list[str | None], list[list[str]]],
+           progress: Callable[[str], None]) -> tuple[str, str]:
+    """The players' names, from what one actor's engines say of themselves; a warning
+    for each --option they do not list."""
+    id_names, listed = engines
+    names = display_names(config, id_names)
+    for line in option_warnings(config, names, listed):
+        progress(line)
+    return names
+
+
+def _play_pairs(group: ActorGroup, pairs: list[list[GameSpec]], names: tuple[str, str],
+                recorder: Recorder) -> bool:
+    """Record the games of each pair as it finishes; whether all pairs were played
+    (not when the SPRT decided first)."""
+    for outcomes in group.unordered("play_pair", [(pair, names) for pair in pairs]):
+        for outcome in outcomes:
+            recorder.record(outcome)
+        if recorder.stopped.is_set():
+            return False
+    return True
 
 
 def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
@@ -307,20 +325,12 @@ def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
                            "match")
         finished = False
         try:
-            engines = group.ready()
-            id_names, listed = engines[0]
-            names = display_names(config, id_names)
-            for line in option_warnings(config, names, listed):
-                progress(line)
-            recorder = _Recorder(config, names, progress)
-            for outcomes in group.unordered("play_pair", [(pair, names) for pair in pairs]):
-                for outcome in outcomes:
-                    recorder.record(outcome)
-                if recorder.tally.decision() is not None:
-                    break
-            else:
-                finished = True
-            recorder.flush()
+            names = _names(config, group.ready()[0], progress)
+            recorder = GameOrderRecorder(config, names, progress)
+            try:
+                finished = _play_pairs(group, pairs, names, recorder)
+            finally:
+                recorder.flush()  # on Ctrl-C too: every game recorded is in the PGN
         finally:
             group.close(abandon=not finished)
     return MatchReport(recorder.tally, len(specs))

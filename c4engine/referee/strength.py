@@ -266,7 +266,7 @@ class EngineUnderTest:
         self.client = EngineClient(command)
         try:
             self.client.start()
-            self.client.setup(options, START_SECONDS)
+            self.client.setup(options, startup_timeout=START_SECONDS)
         except EngineError:
             self.client.kill()
             raise

@@ -117,12 +117,16 @@ class Recorder:
             if self._aborted:
                 return
             self.tally.add(outcome)
-            if self.config.pgn_path is not None:
-                with self.config.pgn_path.open("a", encoding="utf-8") as out:
-                    out.write(write_game(outcome.pgn))
+            self._write_pgn([outcome])
             self.progress(self.tally.progress_line(outcome))
             if self.tally.decision() is not None:
                 self.stopped.set()
+
+    def _write_pgn(self, outcomes: Sequence[GameOutcome]) -> None:
+        """Append games to the PGN file, if there is one (a runner may hold some back)."""
+        if self.config.pgn_path is not None and outcomes:
+            with self.config.pgn_path.open("a", encoding="utf-8") as out:
+                out.write("".join(write_game(o.pgn) for o in outcomes))
 
 
 def play_on_threads(specs: Iterable[GameSpec], pairs: list[tuple[Player, Player]],
