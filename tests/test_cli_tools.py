@@ -24,6 +24,9 @@ from c4engine.cli import cli
 from c4engine.kernel import to_pons
 from c4engine.limits import Limits
 from c4engine.search import Searcher
+from positions import late_positions
+
+SEED = 20261122
 
 # Positions from Pons' test sets with their exact scores.
 LATE_DRAW = "23163416124767223154467471272416755633"    # 0
@@ -133,22 +136,10 @@ def every_column_printed(stdout: str) -> dict[str, list[int]]:
     return out
 
 
-def late_positions(count: int, stones: int) -> list[Position]:
-    rng = random.Random(20261122 + stones)
-    out: list[Position] = []
-    while len(out) < count:
-        pos = Position()
-        while pos.stones < stones and not pos.is_over():
-            pos = pos.play(rng.choice(pos.legal_moves()))
-        if not pos.is_over():
-            out.append(pos)
-    return out
-
-
 def test_solve_all_agrees_with_multipv_7() -> None:
     """``--all`` gives each playable column the score the engine's MultiPV 7 gives it,
     -1000 to the full ones; and the position's score, checked, is their maximum."""
-    positions = late_positions(6, 24) + late_positions(6, 32)
+    positions = late_positions(random.Random(SEED + 24), 6, 24) + late_positions(random.Random(SEED + 32), 6, 32)
     assert any(not all(pos.can_play(col) for col in range(7)) for pos in positions), "no full column"
     text = "".join(f"{''.join(str(c + 1) for c in pos.history)}\n" for pos in positions)
     result = run(["solve", "--all"], text)
@@ -168,7 +159,8 @@ def test_solve_all_agrees_with_multipv_7() -> None:
 
 def test_solve_all_agrees_with_bitbully() -> None:
     bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
-    positions = late_positions(8, 14) + late_positions(8, 20) + late_positions(8, 30)
+    positions = (late_positions(random.Random(SEED + 14), 8, 14) + late_positions(random.Random(SEED + 20), 8, 20)
+                 + late_positions(random.Random(SEED + 30), 8, 30))
     text = "".join(f"{''.join(str(c + 1) for c in pos.history)}\n" for pos in positions)
     result = run(["solve", "--all"], text)
     assert result.exit_code == 0, result.stderr

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import random
-import threading
 import time
 from collections.abc import Iterator
 
@@ -24,8 +23,9 @@ from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
 from c4engine.scores import mate_distance
-from c4engine.search import Report, Result, Searcher, StopSignal
-from timing import best_of
+from c4engine.search import Report, Searcher, StopSignal
+from positions import late_positions
+from timing import best_of, search_stop_latency_ms
 
 SEED = 20240614
 WIDTH, HEIGHT, CELLS = 7, 6, 42
@@ -157,24 +157,9 @@ def test_stop_from_another_thread(searcher: Searcher) -> None:
     """An unlimited search on the empty board returns within 50 ms of the stop (best of
     a few tries: a busy machine delays some)."""
     def stop_latency_ms() -> float:
-        stop = StopSignal()
-        results: list[Result] = []
-        returned: list[float] = []
-
-        def run() -> None:
-            results.append(searcher.search(Position(), Limits(), stop=stop))
-            returned.append(time.perf_counter())
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        time.sleep(0.1)
-        assert thread.is_alive(), "the unlimited search ended by itself"
-        fired = time.perf_counter()
-        stop.fire()
-        thread.join(timeout=5)
-        assert not thread.is_alive()
-        assert results[0].move in range(WIDTH)
-        return (returned[0] - fired) * 1000
+        latency_ms, result = search_stop_latency_ms(searcher)
+        assert result.move in range(WIDTH)
+        return latency_ms
 
     latency_ms = best_of(stop_latency_ms, within=50)
     print(f"stop latency: {latency_ms:.2f} ms (best try)")
@@ -221,18 +206,6 @@ def test_hard_deadline(searcher: Searcher) -> None:
 
 
 # ---------------------------------------------------------------- exact results
-
-def late_positions(rng: random.Random, count: int, stones: int) -> list[Position]:
-    """Positions of random games with ``stones`` stones, the game not over."""
-    out: list[Position] = []
-    while len(out) < count:
-        pos = Position()
-        while pos.stones < stones and not pos.is_over():
-            pos = pos.play(rng.choice(pos.legal_moves()))
-        if not pos.is_over():
-            out.append(pos)
-    return out
-
 
 def test_exact_report_on_pons_positions(searcher: Searcher) -> None:
     """Late positions are solved by the driver: exact report, Pons' score, and a move

@@ -27,7 +27,9 @@ from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
 from c4engine.options import find_spec
-from c4engine.search import DEFAULT_HASH_MB, Result, Searcher, StopSignal, allocate_zeros, forget_pages
+from c4engine.search import DEFAULT_HASH_MB, Searcher, allocate_zeros, forget_pages
+
+from timing import search_stop_latency_ms
 
 SEED = 20261122
 PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
@@ -134,32 +136,13 @@ def test_a_node_limit_counts_every_thread(two: Searcher) -> None:
         assert result.nodes <= limit + 2 * 7  # as with one thread: a few nodes past it, per thread
 
 
-def stop_latency_ms(searcher: Searcher) -> tuple[float, Result]:
-    """How long after ``fire()`` an unlimited search of the empty board returned."""
-    stop, results, returned = StopSignal(), [], []
-
-    def run() -> None:
-        results.append(searcher.search(Position(), Limits(), stop=stop))
-        returned.append(time.perf_counter())
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    time.sleep(0.1)
-    assert thread.is_alive(), "the unlimited search ended by itself"
-    fired = time.perf_counter()
-    stop.fire()
-    thread.join(timeout=10)
-    assert not thread.is_alive()
-    return (returned[0] - fired) * 1000, results[0]
-
-
 def test_stop_reaches_every_thread(two: Searcher) -> None:
     """Best of several tries, so that a busy machine cannot fail it; every try must end
     with a legal move and leave no thread searching."""
     best = float("inf")
     for _ in range(TRIES):
         two.clear()
-        latency, result = stop_latency_ms(two)
+        latency, result = search_stop_latency_ms(two)
         assert result.move in range(7)
         best = min(best, latency)
     print(f"stop latency with two threads, best of {TRIES}: {best:.2f} ms")

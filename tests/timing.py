@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
+
+from c4engine.board import Position
+from c4engine.limits import Limits
+from c4engine.search import Result, Searcher, StopSignal
 
 
 def best_of(measure: Callable[[], float], within: float, tries: int = 5) -> float:
@@ -15,3 +21,23 @@ def best_of(measure: Callable[[], float], within: float, tries: int = 5) -> floa
         if best < within:
             break
     return best
+
+
+def search_stop_latency_ms(searcher: Searcher) -> tuple[float, Result]:
+    """How long after ``fire()`` an unlimited search of the empty board returned, and
+    what it returned.  The search must still run when the stop comes."""
+    stop, results, returned = StopSignal(), [], []
+
+    def run() -> None:
+        results.append(searcher.search(Position(), Limits(), stop=stop))
+        returned.append(time.perf_counter())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.1)
+    assert thread.is_alive(), "the unlimited search ended by itself"
+    fired = time.perf_counter()
+    stop.fire()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    return (returned[0] - fired) * 1000, results[0]
