@@ -17,7 +17,7 @@ from c4engine.board import Position
 from c4engine.levels import ELO_AT_LEVEL, MAX_ELO, MIN_ELO, Strength, level_for_elo, move_value
 from c4engine.limits import Limits
 from c4engine.scores import MATE, to_internal
-from test_protocol import EngineProcess, bestmoves, errors, infos, start_engine
+from engine_process import EngineProcess, bestmoves, errors, infos, start_engine
 
 EASY_WINS = 100
 MIN_MISSED = 15  # measured: 113 missed of 300, so 15 of 100 is a 1-in-10^6 fluke
