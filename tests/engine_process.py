@@ -286,6 +286,17 @@ def check_bestmove(line: str, board: Board, drops: bool = False) -> int:
     return column
 
 
+def bestmove_after(engine: EngineProcess, command: str, board: Board,
+                   timeout: float) -> tuple[float, list[str]]:
+    """Send ``command`` and read up to the ``bestmove`` it brings, which must be legal
+    on ``board``: the milliseconds that took, and the lines read."""
+    sent = engine.send(command)
+    lines = engine.read_until("bestmove", timeout)
+    elapsed_ms = (time.perf_counter() - sent) * 1000
+    check_bestmove(lines[-1], board)
+    return elapsed_ms, lines
+
+
 def start_long_search(engine: EngineProcess) -> None:
     """``go infinite`` from the start position without the opening book: it runs for
     minutes, so it is surely still searching whenever the test acts on it."""

@@ -35,8 +35,8 @@ import pytest
 from c4engine.options import SPECS
 from engine_process import (
     DEFAULT_HASH_MB, HEIGHT, MID_FEN, READY_TIMEOUT, START_FEN, WIDTH, Board, EngineProcess,
-    bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons, score_of,
-    start_engine, start_long_search,
+    bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons,
+    score_of, start_engine, start_long_search,
 )
 from protocol_grammar import DEBUG_RE, ERROR_RE
 from timing import best_of
@@ -348,10 +348,8 @@ def test_stop_during_go_infinite_answers_within_50_ms(engine: EngineProcess) -> 
         start_long_search(engine)
         time.sleep(0.2)
         assert bestmoves(engine.sync()) == [], "bestmove before stop under go infinite"
-        sent = engine.send("stop")
-        lines = engine.read_until("bestmove", 2.0)
-        check_bestmove(lines[-1], Board())
-        return (time.perf_counter() - sent) * 1000
+        elapsed_ms, _ = bestmove_after(engine, "stop", Board(), 2.0)
+        return elapsed_ms
 
     best = best_of(stop_latency_ms, within=50)
     print(f"\nstop -> bestmove: {best:.1f} ms (best try)")
@@ -371,11 +369,9 @@ def test_go_infinite_holds_bestmove_until_stop_even_when_solved(engine: EnginePr
         assert score_of(infos(lines)[-1]) == ("cp", 0), "solved: a draw"
         engine.expect_quiet(0.3)
         assert bestmoves(engine.sync()) == []
-        sent = engine.send("stop")
-        lines = engine.read_until("bestmove", 1.0)
+        elapsed_ms, lines = bestmove_after(engine, "stop", Board(moves), 1.0)
         assert lines == [lines[-1]], "only the bestmove was left to write"
-        check_bestmove(lines[-1], Board(moves))
-        return (time.perf_counter() - sent) * 1000
+        return elapsed_ms
 
     assert best_of(stop_latency_ms, within=50) < 50
 
@@ -467,11 +463,9 @@ def test_ponder_holds_bestmove_until_ponderhit(engine: EngineProcess) -> None:
         engine.read_line()
         time.sleep(0.3)
         assert bestmoves(engine.sync()) == []
-        sent = engine.send("ponderhit")
-        lines = engine.read_until("bestmove", 1.0)
-        check_bestmove(lines[-1], Board("4453"))
+        elapsed_ms, _ = bestmove_after(engine, "ponderhit", Board("4453"), 1.0)
         assert engine.sync() == []
-        return (time.perf_counter() - sent) * 1000
+        return elapsed_ms
 
     assert best_of(ponderhit_latency_ms, within=100) < 100
 
@@ -488,10 +482,8 @@ def test_ponderhit_starts_the_clock_of_a_long_search(engine: EngineProcess) -> N
         engine.send("go ponder wtime 1000 btime 1000")
         time.sleep(0.7)
         assert bestmoves(engine.sync()) == []
-        sent = engine.send("ponderhit")
-        lines = engine.read_until("bestmove", 2.0)
-        check_bestmove(lines[-1], Board())
-        return (time.perf_counter() - sent) * 1000
+        elapsed_ms, _ = bestmove_after(engine, "ponderhit", Board(), 2.0)
+        return elapsed_ms
 
     best = best_of(answer_ms, within=500, tries=3)
     print(f"\nponderhit -> bestmove: {best:.0f} ms (best try)")
@@ -534,10 +526,8 @@ def test_clock_of_one_second_answers_well_inside(engine: EngineProcess, moves: s
         engine.send("ucinewgame")
         engine.send(f"position startpos moves {moves}".strip())
         engine.sync()
-        sent = engine.send(f"go {clock}")
-        lines = engine.read_until("bestmove", 2.0)
-        check_bestmove(lines[-1], Board(moves))
-        return (time.perf_counter() - sent) * 1000
+        elapsed_ms, _ = bestmove_after(engine, f"go {clock}", Board(moves), 2.0)
+        return elapsed_ms
 
     best = best_of(answer_ms, within=within)
     print(f"\ngo {clock} after '{moves}': {best:.0f} ms (best try)")
@@ -552,10 +542,8 @@ def test_tiny_clock_still_answers_in_time(engine: EngineProcess) -> None:
     def answer_ms() -> float:
         engine.send("ucinewgame")
         engine.sync()
-        sent = engine.send("go wtime 50 btime 50")
-        lines = engine.read_until("bestmove", 1.0)
-        check_bestmove(lines[-1], Board())
-        return (time.perf_counter() - sent) * 1000
+        elapsed_ms, _ = bestmove_after(engine, "go wtime 50 btime 50", Board(), 1.0)
+        return elapsed_ms
 
     best = best_of(answer_ms, within=50)
     print(f"\ngo wtime 50 btime 50: {best:.1f} ms (best try)")
