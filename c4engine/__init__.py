@@ -8,7 +8,9 @@ process imports it too and must answer ``uci`` at once.
 
 from __future__ import annotations
 
-from . import connectx, engine
+import importlib
+from types import ModuleType
+
 from .api import analyse, best_move, solve, warm_up
 from .position import IllegalMoveError, Position
 
@@ -18,3 +20,19 @@ __all__ = [
     "IllegalMoveError", "Position", "__version__", "analyse", "best_move", "connectx", "engine", "solve",
     "warm_up",
 ]
+
+
+_ON_FIRST_USE = ("connectx", "engine")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ON_FIRST_USE))
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``c4engine.engine`` and ``c4engine.connectx`` are imported on first use: the
+    protocol process imports the package too and needs neither (the client alone
+    costs 15-20 ms of imports before ``uci`` could be answered)."""
+    if name in _ON_FIRST_USE:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

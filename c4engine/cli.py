@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 import time
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Callable
 
 import click
 
@@ -43,6 +43,13 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
+def hash_option(text: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """``--hash``, with the range and default of the engine's ``Hash`` option."""
+    spec = find_spec("Hash")
+    return click.option("--hash", "hash_mb", type=click.IntRange(spec.low, spec.high),
+                        default=spec.default, show_default=True, help=text)
+
+
 @click.group(cls=LazyGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="c4engine")
@@ -60,10 +67,8 @@ def cli(ctx: click.Context) -> None:
 @click.option("--weak", is_flag=True, help="Win/draw/loss only (scores -1, 0, 1): faster.")
 @click.option("--all", "every_column", is_flag=True,
               help="Print the score of every column (-1000 for a full one) instead of the position's.")
-@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=find_spec("Hash").default,
-              show_default=True,
-              help="Transposition table size in MB (the engine's default Hash: it also solves "
-                   "Pons' sets fastest, its table staying in the processor's caches).")
+@hash_option("Transposition table size in MB (the engine's default Hash: it also solves "
+             "Pons' sets fastest, its table staying in the processor's caches).")
 @click.option("--threads", type=click.IntRange(1, find_spec("Threads").high), default=1, show_default=True,
               help="Search threads sharing the table (as the Threads option).")
 def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
@@ -166,8 +171,7 @@ def _solve_line(searcher: Searcher, number: int, line: str | None, weak: bool, e
 @cli.command()
 @click.option("--depth", type=click.IntRange(1, 42), default=None,
               help="Search depth (default: the built-in bench depth).")
-@click.option("--hash", "hash_mb", type=click.IntRange(2, 8192), default=find_spec("Hash").default,
-              show_default=True, help="Transposition table size in MB (the engine's default Hash).")
+@hash_option("Transposition table size in MB (the engine's default Hash).")
 def bench(depth: int | None, hash_mb: int) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
     from .bench import BENCH_DEPTH, bench_lines, run_bench

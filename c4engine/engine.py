@@ -321,6 +321,25 @@ def hash_ready_seconds(options: Sequence[tuple[str, str]]) -> float:
     return 0.0
 
 
+def learn_uci_line(line: str, options: dict[str, str]) -> str | None:
+    """One line of an engine's ``uci`` reply: an ``option`` goes into ``options``
+    (its name -> the rest of the line from ``type`` on); an ``id name`` is returned."""
+    words = line.split()
+    if words[:2] == ["id", "name"]:
+        return " ".join(words[2:])
+    if words[:2] == ["option", "name"] and "type" in words:
+        end = words.index("type")
+        options[" ".join(words[2:end])] = " ".join(words[end:])
+    return None
+
+
+def offers_variant(options: dict[str, str], variant: str) -> bool:
+    """Whether the options an engine announced list ``variant`` as a ``UCI_Variant``
+    value (a whole word after ``var``: ``cfourx`` is not ``cfour``)."""
+    words = options.get("UCI_Variant", "").split()
+    return any(a == "var" and b == variant for a, b in zip(words, words[1:]))
+
+
 class EngineClient:
     """One engine process: start it, talk to it with deadlines, end it.
 
@@ -461,8 +480,7 @@ class EngineClient:
 
     def supports_variant(self, variant: str) -> bool:
         """Whether the engine lists ``variant`` among its ``UCI_Variant`` values."""
-        words = self.options.get("UCI_Variant", "").split()
-        return any(a == "var" and b == variant for a, b in zip(words, words[1:]))
+        return offers_variant(self.options, variant)
 
     def is_ready(self, timeout: float | None = None) -> None:
         """``isready`` and wait for ``readyok`` (``ready_timeout`` by default);
@@ -572,12 +590,7 @@ class EngineClient:
 
     def _learn(self, line: str) -> None:
         """Remember the engine's name and options from its ``uci`` reply."""
-        words = line.split()
-        if words[:2] == ["id", "name"]:
-            self.id_name = " ".join(words[2:])
-        elif words[:2] == ["option", "name"] and "type" in words:
-            end = words.index("type")
-            self.options[" ".join(words[2:end])] = " ".join(words[end:])
+        self.id_name = learn_uci_line(line, self.options) or self.id_name
 
     def _death(self) -> EngineDied:
         """An EngineDied that says how the process ended and what it last wrote to

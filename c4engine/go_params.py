@@ -60,7 +60,7 @@ class GoParams:
     @staticmethod
     def number_keys() -> tuple[str, ...]:
         """The parameters that take a number, in the order :meth:`command` writes them."""
-        return tuple(f.name for f in fields(GoParams) if f.name not in FLAGS)
+        return _NUMBER_KEYS
 
     @classmethod
     def parse(cls, tokens: list[str]) -> GoParams:
@@ -107,3 +107,6 @@ class GoParams:
         if time_left is None:
             return None, max(0, increment or 0)
         return max(0, time_left), max(0, increment or 0)
+
+
+_NUMBER_KEYS = tuple(f.name for f in fields(GoParams) if f.name not in FLAGS)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .limits import Limits
@@ -69,8 +69,7 @@ class Strength:
     def cap(self, limits: Limits) -> Limits:
         """The search limits with this strength's depth cap applied."""
         depth = self.depth_cap if limits.depth is None else min(limits.depth, self.depth_cap)
-        return Limits(depth=depth, nodes=limits.nodes, soft_ms=limits.soft_ms,
-                      hard_ms=limits.hard_ms, mate=limits.mate)
+        return replace(limits, depth=depth)
 
     def choose(self, scores: Sequence[int], rng: random.Random) -> int:
         """The index of the chosen move among moves with these internal scores."""

@@ -63,7 +63,7 @@ class Spec:
 
 
 SPECS = (
-    Spec("Hash", "spin", 16, 2, 8192),  # search.DEFAULT_HASH_MB; protocol.md says why 16
+    Spec("Hash", "spin", 16, 2, 8192),  # protocol.md ("Memory") says why 16
     Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
     Spec("Move Overhead", "spin", 30, 0, 5000),

@@ -108,16 +108,15 @@ class Output:
                 self._last_write = time.monotonic()
                 self._changed.notify_all()
 
-    def drain(self) -> bool:
-        """Wait until every line is written; False if the reader took none for
-        :data:`STALLED_OUTPUT_S` (then it is not reading and is not waited for)."""
+    def drain(self) -> None:
+        """Wait until every line is written, but not for a reader that took none for
+        :data:`STALLED_OUTPUT_S` (it is not reading)."""
         with self._changed:
             while self._pending:
                 stalled = time.monotonic() - self._last_write
                 if stalled >= STALLED_OUTPUT_S:
-                    return False
+                    return
                 self._changed.wait(STALLED_OUTPUT_S - stalled)
-            return True
 
 
 class Engine:

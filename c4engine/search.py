@@ -43,6 +43,7 @@ from .book import SCORE_STONES, OpeningBook
 from .evaluation import N_TERMS, THREAT_WEIGHTS
 from .limits import Limits
 from .notation import parse_digits
+from .options import find_spec
 from .scores import is_proven, mate_distance, to_internal, win_now
 from .kernel import (
     ABORTED, BOOK_ADDRESS, BOOK_RECORDS, CTX_SIZE, GENERATION, GENERATIONS, INFINITE, JITTER_SEED,
@@ -53,7 +54,7 @@ UNLIMITED = 1 << 62
 EXACT_BUDGET_FACTOR = 3
 MIN_EXACT_BUDGET = 20_000
 WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
-DEFAULT_HASH_MB = 16  # the Hash option's default: see protocol.md ("Memory") for the measurements
+DEFAULT_HASH_MB = cast(int, find_spec("Hash").default)  # protocol.md ("Memory") says why 16 MB
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 ENTRY_BYTES = 8
 WIPE_BY_WRITING_MB = 256  # a larger table is wiped by handing its pages back (see Searcher.clear)
@@ -300,6 +301,11 @@ class _Helper:
         self._jobs.put(None)
 
 
+def _close_helpers(helpers: list[_Helper]) -> None:
+    for helper in helpers:
+        helper.close()
+
+
 class Searcher:
     """A transposition table, one kernel context per search thread, and the driver.
 
@@ -317,7 +323,8 @@ class Searcher:
         self.book = book or OpeningBook.empty()
         self.hash_mb = hash_mb
         self.threads: list[SearchThread] = []
-        self._helpers: list[_Helper] = []
+        self._helpers: list[_Helper] = []  # changed in place: the finalizer below holds it
+        weakref.finalize(self, _close_helpers, self._helpers)  # a dropped searcher ends them
         self._buffer = np.empty(0, dtype=np.int64)
         self._stop = StopSignal()
         self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
@@ -335,19 +342,19 @@ class Searcher:
     def _lay_out(self, hash_mb: int, threads: int, weights: np.ndarray) -> None:
         """A new buffer for ``threads`` contexts and an empty table of ``hash_mb`` MB, then
         the helper threads to go with it.  Nothing changes if the allocation fails."""
-        buffer = allocate_zeros(threads * CTX_SIZE + table_entries(hash_mb))
+        slots = table_entries(hash_mb)
+        buffer = allocate_zeros(threads * CTX_SIZE + slots)
         views = [SearchThread(buffer[(threads - 1 - i) * CTX_SIZE:], i) for i in range(threads)]
         for view in views:
             ctx = view.mem
-            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE, table_entries(hash_mb)
+            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE, slots
             ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
             ctx[JITTER_SEED] = view.index
-        for helper in self._helpers:
-            helper.close()
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
-        self._helpers = [_Helper(i) for i in range(1, threads)]
-        for helper in self._helpers:  # a searcher that is dropped ends its helper threads
-            weakref.finalize(self, helper.close)
+        while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
+            self._helpers.pop().close()
+        while len(self._helpers) < threads - 1:
+            self._helpers.append(_Helper(len(self._helpers) + 1))
         self._point_at_book()
         self._attach(StopSignal())
 

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..board import RulesError
-from ..engine import engine_move, parse_info
+from ..engine import SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info
 from ..go_params import GoParams
+from ..notation import parse_int
 from .game import Game
 from .process import EngineProcess
 
@@ -40,7 +41,7 @@ LEVELS = range(0, 21)
 MOVETIMES = range(100, 60_001)  # ms
 ANALYSIS_LINES = 7
 HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
-HANG_GRACE = 5.0  # seconds past its time (or past a stop) before an engine counts as hung
+HANG_GRACE = SEARCH_GRACE  # seconds past its time (or past a stop) before an engine counts as hung
 TICK = 0.25
 MAX_TEXT = 300
 
@@ -265,13 +266,9 @@ class Session:
 
     async def on_handshake_line(self, line: str, words: list[str]) -> None:
         assert self.engine is not None
-        if words[:2] == ["id", "name"]:
-            self.engine_name = " ".join(words[2:])
-        elif words[:2] == ["option", "name"] and "type" in words:
-            end = words.index("type")
-            self.engine_options[" ".join(words[2:end])] = " ".join(words[end:])
-        elif words == ["uciok"]:
-            if "var cfour" in self.engine_options.get("UCI_Variant", ""):
+        self.engine_name = learn_uci_line(line, self.engine_options) or self.engine_name
+        if words == ["uciok"]:
+            if offers_variant(self.engine_options, "cfour"):
                 self.engine.send("setoption name UCI_Variant value cfour")
                 self.drops = True
             self.engine.send("isready")
@@ -364,8 +361,11 @@ class Session:
             return
         words = spec.split()
         for bound, pick in (("min", max), ("max", min)):
-            if bound in words[:-1] and words[words.index(bound) + 1].lstrip("-").isdigit():
-                value = pick(value, int(words[words.index(bound) + 1]))
+            if bound in words[:-1]:
+                try:
+                    value = pick(value, parse_int(words[words.index(bound) + 1]))
+                except ValueError:  # a bound that is no number bounds nothing
+                    pass
         if self.sent_options.get(name) != str(value):
             self.engine.send(f"setoption name {name} value {value}")
             self.sent_options[name] = str(value)

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from ..engine import HANDSHAKE_TIMEOUT, EngineError
+from ..go_params import MAX_VALUE
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_match
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings
@@ -25,7 +26,7 @@ from .workers import run_match
 
 MAX_SECONDS = 1e6  # about 11 days: any longer clock or wait is a typing error
 MAX_MS = round(MAX_SECONDS * 1000)
-MAX_COUNT = 1 << 40  # depth and nodes: the largest number the protocol's go takes
+MAX_COUNT = MAX_VALUE  # depth and nodes: the largest number the protocol's go takes
 MAX_GAMES = 10_000_000  # the schedule is made up front
 MAX_CONCURRENCY = 256  # two engine processes each
 

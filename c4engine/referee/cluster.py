@@ -42,7 +42,7 @@ from .config import GameSpec, MatchConfig
 from .game import GameOutcome, play_game
 from .openings import schedule
 from .players import Player
-from .workers import MatchReport, Recorder, display_names, option_warnings, start_players
+from .workers import MatchReport, Recorder, player_names, start_players
 
 if TYPE_CHECKING:  # strength.py imports this module for its --cluster
     from .strength import EngineUnderTest, TestPosition, Verdict
@@ -308,17 +308,6 @@ def game_pairs(specs: Sequence[GameSpec]) -> list[list[GameSpec]]:
     return [list(games) for _, games in itertools.groupby(specs, key=lambda s: s.round)]
 
 
-def _names(config: MatchConfig, engines: tuple[list[str | None], list[list[str]]],
-           progress: Callable[[str], None]) -> tuple[str, str]:
-    """The players' names, from what one actor's engines say of themselves; a warning
-    for each --option they do not list."""
-    id_names, listed = engines
-    names = display_names(config, id_names)
-    for line in option_warnings(config, names, listed):
-        progress(line)
-    return names
-
-
 def _play_pairs(group: ActorGroup, pairs: list[list[GameSpec]], names: tuple[str, str],
                 recorder: Recorder) -> bool:
     """Record the games of each pair as it finishes; whether all pairs were played
@@ -346,7 +335,8 @@ def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
                            "match")
         finished = False
         try:
-            names = _names(config, group.ready()[0], progress)
+            id_names, listed = group.ready()[0]
+            names = player_names(config, id_names, listed, progress)
             recorder = GameOrderRecorder(config, names, progress)
             try:
                 finished = _play_pairs(group, pairs, names, recorder)

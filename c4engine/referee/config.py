@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import HANDSHAKE_TIMEOUT
+from ..engine import HANDSHAKE_TIMEOUT, SEARCH_TIMEOUT
 from .stats import SprtParams
 
-STALL_TIMEOUT = 60.0  # seconds a depth- or node-limited search may take
+STALL_TIMEOUT = SEARCH_TIMEOUT  # seconds a depth- or node-limited search may take
 
 
 @dataclass(frozen=True)

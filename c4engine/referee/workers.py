@@ -58,12 +58,16 @@ def display_names(config: MatchConfig, id_names: Sequence[str | None]) -> tuple[
     return names[0], names[1]
 
 
-def option_warnings(config: MatchConfig, names: Sequence[str],
-                    listed: Sequence[Collection[str]]) -> list[str]:
-    """A warning for each --option an engine does not list among its options."""
-    return [f"warning: {name} does not list an option '{option}'"
-            for spec, name, options in zip(config.engines, names, listed)
-            for option, _ in spec.options if option not in options]
+def player_names(config: MatchConfig, id_names: Sequence[str | None],
+                 listed: Sequence[Collection[str]], progress: Callable[[str], None]) -> tuple[str, str]:
+    """The players' names (:func:`display_names`) from what one pair of engines says
+    of itself; a warning to ``progress`` for each --option an engine does not list."""
+    names = display_names(config, id_names)
+    for spec, name, options in zip(config.engines, names, listed):
+        for option, _ in spec.options:
+            if option not in options:
+                progress(f"warning: {name} does not list an option '{option}'")
+    return names
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None],
@@ -71,12 +75,11 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
     """Play the match; ``progress`` gets a line per finished game.  Raises EngineError
     before any game when an engine cannot be started."""
     pairs = start_players(config, log)
-    names = display_names(config, [player.client.id_name for player in pairs[0]])
+    names = player_names(config, [player.client.id_name for player in pairs[0]],
+                         [player.client.options for player in pairs[0]], progress)
     for pair in pairs:
         for player, name in zip(pair, names):
             player.client.name = name  # what messages about it will call it
-    for line in option_warnings(config, names, [player.client.options for player in pairs[0]]):
-        progress(line)
     specs = schedule(config.openings, config.games, config.order, config.seed)
     recorder = Recorder(config, names, progress)
     try:
