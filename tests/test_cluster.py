@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -112,16 +113,31 @@ def ray_node(*args: str) -> Iterator[subprocess.Popen[bytes]]:
         process.wait(60)
 
 
+@dataclass(frozen=True)
+class Head:
+    """A head node's addresses: for a driver on a cluster machine, and through Ray
+    Client for one outside the cluster."""
+
+    address: str
+    client_address: str
+
+
 @pytest.fixture(scope="module")
-def head() -> Iterator[str]:
-    """A Ray head node of our own, its address; stopped after the module."""
+def head_node() -> Iterator[Head]:
+    """A Ray head node of our own; stopped after the module."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
     port, client_port = free_port(), free_port()
     with ray_node("--head", "--port", str(port), "--include-dashboard=false",
                   # not the 10001 of another cluster on this machine:
                   "--ray-client-server-port", str(client_port)) as process:
         _wait_for_port(port, process)
-        yield f"127.0.0.1:{port}"
+        _wait_for_port(client_port, process)
+        yield Head(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client_port}")
+
+
+@pytest.fixture(scope="module")
+def head(head_node: Head) -> str:
+    return head_node.address
 
 
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -160,6 +176,17 @@ def test_a_cluster_match_reads_like_the_local_one(head: str, tmp_path):
     played = games_as_played(tmp_path / "cluster.pgn")
     assert played == games_as_played(tmp_path / "local.pgn")
     assert [round_ for round_, *_ in played] == [str(1 + i // 2) for i in range(10)]
+
+
+@pytest.mark.slow
+def test_a_match_through_ray_client_reads_like_the_local_one(head_node: Head):
+    """``ray://``: the driver outside the cluster, its actors and engines inside."""
+    args = ["--engine", SIMPLE, "--engine", SIMPLE_LAST, "--depth", "1", "--rounds", "2"]
+    local = run_match_cli(*args)
+    remote = run_match_cli(*args, "--cluster", head_node.client_address)
+    assert remote.exit_code == 0, remote.output
+    assert remote.stdout == local.stdout
+    assert "4 of 4 games finished." in remote.stdout
 
 
 @pytest.mark.slow
