@@ -185,6 +185,14 @@ def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
 
 
 @jit
+def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag: int, col: int,
+             mirrored: bool) -> None:
+    """Store a node's result at its ``slot`` (see tt_lookup), in the current generation,
+    with its best column as the entry of a mirrored key keeps it."""
+    mem[slot] = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
+
+
+@jit
 def entry_value(entry: int) -> int:
     return ((entry >> VALUE_SHIFT) & 0xFFFF) - VALUE_OFFSET
 
@@ -487,8 +495,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                 proven_low = True
                 best_move = col
                 if alpha >= beta:
-                    flag = EXACT if proven_high else LOWER
-                    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored), mem[GENERATION])
+                    tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col, mirrored)
                     return alpha
             continue
         if f_stones < ETC_STONES:
@@ -507,9 +514,8 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     proven_low = True
                     best_move = col
                     if alpha >= beta:
-                        flag = EXACT if proven_high else LOWER
-                        mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(col, mirrored),
-                                            mem[GENERATION])
+                        tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col,
+                                 mirrored)
                         return alpha
                 if high <= alpha:  # the child cannot raise alpha: nothing to search
                     continue
@@ -563,15 +569,13 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         if mem[ABORTED]:
             return 0
         if value >= beta:
-            flag = EXACT if proven_high else LOWER
-            mem[slot] = tt_pack(key, value, needed, flag, stored_move(col, mirrored), mem[GENERATION])
+            tt_store(mem, slot, key, value, needed, EXACT if proven_high else LOWER, col, mirrored)
             return value
         if value > alpha:
             alpha = value
             proven_low = True
             best_move = col
-    flag = EXACT if proven_low else UPPER
-    mem[slot] = tt_pack(key, alpha, needed, flag, stored_move(best_move, mirrored), mem[GENERATION])
+    tt_store(mem, slot, key, alpha, needed, EXACT if proven_low else UPPER, best_move, mirrored)
     return alpha
 
 
