@@ -426,6 +426,17 @@ def jitter(mem: np.ndarray, ply: int, col: int) -> int:
     return (((seed * JITTER_MULTIPLIER + ply * WIDTH + col) * JITTER_MULTIPLIER) >> 57) & 63
 
 
+@jit
+def window_for(sign: int, alpha: int, beta: int) -> tuple[int, int]:
+    """A side's window ``[alpha, beta]`` for a search whose side to move is that side
+    (``sign`` 1) or its opponent (``sign`` -1: negated and swapped); the side's value
+    is then ``sign`` times the search's.  One call path for both, where a node and
+    its child after forced moves may have either side to move."""
+    if sign > 0:
+        return alpha, beta
+    return -beta, -alpha
+
+
 @numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
 def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
                 hi: int, ply: int, mem: np.ndarray) -> int:
@@ -551,21 +562,16 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
         c_ply = ply + 1 + flips
         # After an odd number of forced moves the child's side to move is this node's
-        # again, so its value is not negated.  Principal variation search: every move
-        # but the first is proved worse with a null window first.
-        window_high = beta if k == 0 else alpha + 1
-        if flips % 2 == 1:
-            value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, window_high,
-                                c_lo, c_hi, c_ply, mem)
-            if k > 0 and alpha < value < beta and not mem[ABORTED]:
-                value = search_node(c_current, c_mask, c_stones, depth - 1, alpha, beta, c_lo, c_hi,
-                                    c_ply, mem)
-        else:
-            value = -search_node(c_current, c_mask, c_stones, depth - 1, -window_high, -alpha,
-                                 c_lo, c_hi, c_ply, mem)
-            if k > 0 and alpha < value < beta and not mem[ABORTED]:
-                value = -search_node(c_current, c_mask, c_stones, depth - 1, -beta, -alpha, c_lo, c_hi,
-                                     c_ply, mem)
+        # again (the move and the flips make an even number).  Principal variation
+        # search: every move but the first is proved worse with a null window first.
+        sign = 1 if flips % 2 == 1 else -1
+        c_alpha, c_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
+        value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi, c_ply,
+                                   mem)
+        if k > 0 and alpha < value < beta and not mem[ABORTED]:
+            c_alpha, c_beta = window_for(sign, alpha, beta)
+            value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi,
+                                       c_ply, mem)
         if mem[ABORTED]:
             return 0
         if value >= beta:
@@ -587,9 +593,9 @@ def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: 
     value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem)
     if value != UNRESOLVED:
         return value
-    if flips % 2 == 1:
-        return -search_node(current, mask, stones, depth, -beta, -alpha, lo, hi, ply + flips, mem)
-    return search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
+    sign = -1 if flips % 2 == 1 else 1
+    alpha, beta = window_for(sign, alpha, beta)
+    return sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
 
 
 @jit
