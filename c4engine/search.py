@@ -545,9 +545,6 @@ class _Iterations:
     nodes: int = 0
     heuristic_nodes: int = 0
     last: Report | None = None
-    best_col: int = -1
-    seldepth: int = 0
-    scores: np.ndarray = field(default_factory=lambda: np.full(WIDTH, -INFINITE, dtype=np.int64))
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000.0
@@ -585,10 +582,16 @@ class _Iterations:
         exact bounds it proved stay in the table for the next one."""
         return max(EXACT_BUDGET_FACTOR * self.heuristic_nodes, MIN_EXACT_BUDGET)
 
+    @property
+    def best_col(self) -> int:
+        """The last finished iteration's best column (its best line's first move), -1
+        before one finished: the next iteration searches it first."""
+        return -1 if self.last is None else self.last.best.pv[0]
+
     def best_move(self) -> int:
         """The last finished iteration's move, else any legal move that does not lose at once."""
         if self.last is not None:
-            return self.last.best.pv[0]
+            return self.best_col
         moves = self.pos.legal_moves()
         winning = [col for col in moves if self.pos.is_winning_move(col)]
         if winning:
@@ -635,18 +638,18 @@ class _Iterations:
         self.nodes += race.nodes
         if race.value < 0:
             return False
-        self.best_col, self.seldepth = race.value, race.seldepth
-        self.scores = race.thread.scores.copy()
-        self.publish(depth, exact)
+        self.publish(race, depth, exact)
         return True
 
-    def publish(self, depth: int, exact: bool) -> None:
-        """Turn the root scores into a report, remember it and hand it on."""
-        order = [self.best_col] + sorted(
-            (col for col in range(WIDTH) if col != self.best_col and self.scores[col] > -INFINITE),
-            key=lambda col: -self.scores[col])
-        lines = tuple(Line(int(self.scores[col]), self.pv(col)) for col in order[:self.multipv])
-        self.last = Report(depth=depth, seldepth=max(depth, self.seldepth + 1), lines=lines,
+    def publish(self, race: Race, depth: int, exact: bool) -> None:
+        """Turn a finished race's best column and root scores (its thread's, until that
+        thread's next search) into a report, remember it and hand it on."""
+        best_col, scores = race.value, race.thread.scores
+        order = [best_col] + sorted(
+            (col for col in range(WIDTH) if col != best_col and scores[col] > -INFINITE),
+            key=lambda col: -scores[col])
+        lines = tuple(Line(int(scores[col]), self.pv(col)) for col in order[:self.multipv])
+        self.last = Report(depth=depth, seldepth=max(depth, race.seldepth + 1), lines=lines,
                            nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
                            hashfull=self.searcher.hashfull())
         self.on_report(self.last)
