@@ -164,8 +164,7 @@ def test_documented_examples(book: OpeningBook) -> None:
 def test_other_stone_counts_are_not_in_book(book: OpeningBook, stones: int) -> None:
     pos = random_position(random.Random(SEED + stones), stones)
     assert book_score(book.score_address, book.score_records, pos.current, pos.mask) == NOT_IN_BOOK
-    assert book_outcome(int(book.outcomes.ctypes.data), book.outcome_records, pos.current,
-                        pos.mask) == NOT_IN_BOOK
+    assert book_outcome(book.outcome_address, book.outcome_records, pos.current, pos.mask) == NOT_IN_BOOK
     assert book.probe(pos.current, pos.mask) is None
 
 
