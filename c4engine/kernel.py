@@ -680,10 +680,11 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         current, mask = current ^ mask, mask | move
         key, mirrored = table_key(current, mask)
         entry = tt_lookup(mem, tt_slot(mem, key), key)
+        wins = immediate_win(current, mask)
         if entry != 0 and entry_flag(entry) != UPPER:
             col = stored_move(entry_move(entry), mirrored)
-        elif immediate_win(current, mask):
-            col = column_of(immediate_win(current, mask) & -immediate_win(current, mask))
+        elif wins:
+            col = column_of(wins & -wins)
         else:
             col = column_of(forced_move(*forced_cells(current, mask)))
     return length
