@@ -19,6 +19,7 @@ from . import __version__
 from .board import RulesError
 from .notation import is_digit_string, parse_digits
 from .options import find_spec
+from .referee.inputs import decode_line
 
 if TYPE_CHECKING:
     from .search import Searcher
@@ -86,21 +87,10 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
     for number, raw in enumerate(file, start=1):
-        _solve_line(searcher, number, _decode_line(raw, number), weak, every_column, tally)
+        _solve_line(searcher, number, raw, weak, every_column, tally)
     click.echo(tally.summary(), err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
-
-
-def _decode_line(raw: bytes, number: int) -> str | None:
-    """The text of an input line, None if it is not UTF-8.  A byte-order mark that
-    some editors put at the start of a file is dropped."""
-    if number == 1:
-        raw = raw.removeprefix(b"\xef\xbb\xbf")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 class _SolveTally:
@@ -129,20 +119,18 @@ class _SolveTally:
                 f"mean nodes {self.nodes / self.positions:.0f}, {nps / 1e6:.2f} M nodes/s")
 
 
-def _solve_line(searcher: Searcher, number: int, line: str | None, weak: bool, every_column: bool,
+def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_column: bool,
                 tally: _SolveTally) -> None:
     """Solve one input line and print its result, or report why it is bad."""
     try:
-        if line is None:
-            raise RulesError("not valid UTF-8")
-        fields = line.split()
+        fields = decode_line(raw, number).split()
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
         moves = fields[0] if fields else ""
         pos = parse_digits(moves)
         if pos.is_over():
             raise RulesError(f"'{moves}': the game is already over")
-    except RulesError as err:
+    except ValueError as err:  # a RulesError too
         tally.bad_lines += 1
         click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return

@@ -46,12 +46,13 @@ import queue
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Protocol, TypedDict
+from typing import IO, Any, Protocol, TypedDict
 
 from .board import Position as Board, RulesError
 from .go_params import GoParams
@@ -340,6 +341,80 @@ def offers_variant(options: dict[str, str], variant: str) -> bool:
     return any(a == "var" and b == variant for a, b in zip(words, words[1:]))
 
 
+def engine_argv(command: str | Sequence[str]) -> list[str]:
+    """The arguments of an engine command, a shell-quoted string or a list already;
+    EngineError when the string cannot be parsed or the command is empty."""
+    if isinstance(command, str):
+        try:
+            argv = shlex.split(command)
+        except ValueError as err:
+            raise EngineError(f"cannot parse engine command {command!r}: {err}") from None
+    else:
+        argv = list(command)
+    if not argv:
+        raise EngineError("empty engine command")
+    return argv
+
+
+def own_engine_argv() -> list[str]:
+    """c4engine itself, run by the Python that runs the caller: the engine a tool
+    measures or shows when it is given none."""
+    return [sys.executable, "-m", "c4engine"]
+
+
+def spawn_arguments() -> dict[str, Any]:
+    """How an engine process is started, by :class:`EngineClient` (threads) and by
+    the web board (asyncio) alike: its three streams as pipes, and a session of its
+    own, whose process group :class:`ProcessGroup` ends with everything the engine
+    started in it."""
+    return {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+            "start_new_session": True}
+
+
+class ProcessGroup:
+    """The process group of an engine started with :func:`spawn_arguments` (its id
+    is the engine's pid).  It is signalled once only: once the group is gone, its
+    id may be reused by an unrelated process."""
+
+    def __init__(self, leader: int) -> None:
+        self._id: int | None = leader
+
+    def end(self) -> None:
+        """Kill the engine and anything it started in its group, at once."""
+        if self._id is None:
+            return
+        try:
+            os.killpg(self._id, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
+        self._id = None
+
+
+def start_failure(command: str, err: OSError) -> str:
+    """What to say when ``command`` could not be started."""
+    return f"cannot start {command!r}: {err.strerror or err}"
+
+
+def how_it_ended(code: int | None, stderr: Iterable[str]) -> str:
+    """How an engine's process ended, for a message: its exit status (None: it
+    closed its output and may still run) and its last lines on stderr."""
+    how = "closed its output" if code is None else f"exited with code {code}"
+    tail = " | ".join(stderr)
+    return how + (f" (stderr: {tail})" if tail else "")
+
+
+def position_command(moves: Sequence[int], start_fen: str | None,
+                     drops: bool) -> tuple[str, Board]:
+    """``position startpos|fen <start_fen> [moves ...]`` with ``moves`` as columns
+    1-7 written as drops or digits (``drops``), and the position they reach;
+    RulesError when the moves or the FEN are not legal."""
+    start = parse_fen(start_fen) if start_fen else Board()
+    cols = [col - 1 for col in moves]
+    tokens = format_line(start, cols, drops)
+    line = f"position fen {start_fen}" if start_fen else "position startpos"
+    return line + (" moves " + " ".join(tokens) if tokens else ""), start.play_all(cols)
+
+
 class EngineClient:
     """One engine process: start it, talk to it with deadlines, end it.
 
@@ -348,15 +423,7 @@ class EngineClient:
 
     def __init__(self, command: str | Sequence[str], name: str | None = None,
                  log: Callable[[str], None] | None = None) -> None:
-        if isinstance(command, str):
-            try:
-                self.argv = shlex.split(command)
-            except ValueError as err:
-                raise EngineError(f"cannot parse engine command {command!r}: {err}") from None
-        else:
-            self.argv = list(command)
-        if not self.argv:
-            raise EngineError("empty engine command")
+        self.argv = engine_argv(command)
         self.command = command if isinstance(command, str) else shlex.join(self.argv)
         self.name = name or os.path.basename(self.argv[0])
         self.id_name: str | None = None
@@ -366,7 +433,7 @@ class EngineClient:
         self.stale_bestmoves = 0
         self._log = log
         self._process: subprocess.Popen[str] | None = None
-        self._group: int | None = None  # the process group not yet ended
+        self._group: ProcessGroup | None = None
         self._lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
         self._eof = False
@@ -380,12 +447,11 @@ class EngineClient:
         self.kill()
         try:
             self._process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                bufsize=1, start_new_session=True)
+                self.argv, **spawn_arguments(), text=True, encoding="utf-8",
+                errors="replace", bufsize=1)
         except OSError as err:
-            raise EngineError(f"cannot start {self.command!r}: {err.strerror or err}") from None
-        self._group = self._process.pid
+            raise EngineError(start_failure(self.command, err)) from None
+        self._group = ProcessGroup(self._process.pid)
         # Fresh containers per process: the old process' reader threads keep the
         # old ones, so its last lines cannot leak into the new session.
         lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
@@ -448,12 +514,8 @@ class EngineClient:
         """End the process and anything it started in its process group, at once."""
         if self._process is None:
             return
-        if self._group is not None:  # signalled once only: an ended group's id may be reused
-            try:
-                os.killpg(self._group, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass  # the group is gone already
-            self._group = None
+        if self._group is not None:
+            self._group.end()
         self._process.wait()
         if self._process.stdin:
             try:
@@ -497,11 +559,9 @@ class EngineClient:
         """``position startpos|fen <start_fen> [moves ...]`` with ``moves`` as columns
         1-7, written in the engine's notation; the position they reach.  RulesError
         (before anything is sent) when the moves or the FEN are not legal."""
-        start = parse_fen(start_fen) if start_fen else Board()
-        tokens = format_line(start, [col - 1 for col in moves], self.drops)
-        line = f"position fen {start_fen}" if start_fen else "position startpos"
-        self.send(line + (" moves " + " ".join(tokens) if tokens else ""))
-        return start.play_all([col - 1 for col in moves])
+        line, board = position_command(moves, start_fen, self.drops)
+        self.send(line)
+        return board
 
     def go(self, params: GoParams, timeout: float | None = None) -> SearchResult:
         """Search and wait for ``bestmove``; EngineTimeout after ``timeout`` seconds.
@@ -605,9 +665,7 @@ class EngineClient:
             self.kill()  # a child holding the pipes goes with it
             if self._stderr_reader is not None:
                 self._stderr_reader.join(timeout=1.0)  # let the last words reach the deque
-        how = "closed its output" if code is None else f"exited with code {code}"
-        tail = " | ".join(self._stderr)
-        return EngineDied(f"{self.name} {how}" + (f" (stderr: {tail})" if tail else ""))
+        return EngineDied(f"{self.name} {how_it_ended(code, self._stderr)}")
 
     def _spawn_reader(self, stream: IO[str],
                       sink: Callable[[str | None], None]) -> threading.Thread:
@@ -665,13 +723,18 @@ class SimpleEngine:
     @classmethod
     def popen(cls, command: str | Sequence[str], *, timeout: float = HANDSHAKE_TIMEOUT,
               ready_timeout: float = READY_TIMEOUT,
-              options: Mapping[str, object] | None = None) -> SimpleEngine:
-        """Start ``command`` (a shell-quoted string or an argument list)."""
+              options: Mapping[str, object] | None = None,
+              startup_timeout: float | None = None) -> SimpleEngine:
+        """Start ``command`` (a shell-quoted string or an argument list).  ``timeout``
+        is the wait for ``uciok``, and for the first ``readyok`` unless
+        ``startup_timeout`` is given (an engine that compiles or loads its data
+        before that ``readyok`` may need much longer: see :meth:`EngineClient.setup`)."""
         client = EngineClient(command)
         pairs = [(name, _option_text(value)) for name, value in (options or {}).items()]
         try:
             client.start(timeout)
-            client.setup(pairs, ready_timeout, startup_timeout=timeout)
+            client.setup(pairs, ready_timeout,
+                         startup_timeout=timeout if startup_timeout is None else startup_timeout)
         except BaseException:
             client.kill()
             raise
@@ -710,7 +773,7 @@ class SimpleEngine:
              timeout: float | None = None) -> PlayResult:
         """The engine's move in ``position``; EngineError when it plays an illegal one.
         ``timeout`` replaces the wait that ``limit`` implies (:meth:`Limit.timeout`)."""
-        board, result = self._search(position, limit, timeout)
+        board, result = self.search(position, limit, timeout=timeout)
         try:
             col = engine_move(result.bestmove, board, self.client.drops)
         except RulesError as err:
@@ -722,11 +785,11 @@ class SimpleEngine:
         """What the engine found in ``position``: one InfoDict, or with ``multipv``
         a list of the best lines, best first, each with its own score and PV."""
         if multipv is None:
-            board, result = self._search(position, limit, timeout)
+            board, result = self.search(position, limit, timeout=timeout)
             return _checked(result.info, board)
         self.client.set_option("MultiPV", str(multipv))
         try:
-            board, result = self._search(position, limit, timeout)
+            board, result = self.search(position, limit, timeout=timeout)
         finally:
             self.client.set_option("MultiPV", self.configured.get("MultiPV", "1"))
         return [_checked(info, board) for info in result.lines][:multipv]
@@ -735,8 +798,12 @@ class SimpleEngine:
         """Ask the engine to quit and end its process group."""
         self.client.quit()
 
-    def _search(self, position: PositionLike, limit: Limit,
-                timeout: float | None) -> tuple[Board, SearchResult]:
+    def search(self, position: PositionLike, limit: Limit, *,
+               timeout: float | None = None) -> tuple[Board, SearchResult]:
+        """The engine's answer to ``go`` in ``position`` as it came, with the position
+        searched: for a referee that judges the move itself (an illegal one is
+        returned, not raised).  EngineTimeout as in :meth:`play`, with the search
+        stopped; EngineError when the position cannot be sent."""
         try:
             board = self.client.position(position.moves, position.start_fen)
         except RulesError as err:

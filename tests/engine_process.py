@@ -305,3 +305,22 @@ def start_long_search(engine: EngineProcess) -> None:
     engine.send("go infinite")
     first = engine.read_line()
     assert INFO_RE.fullmatch(first), first
+
+
+def ended_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` has ended, or ends within ``seconds`` (a zombie
+    waiting for its parent counts as ended: it runs no more)."""
+    deadline = time.monotonic() + seconds
+    while _running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"

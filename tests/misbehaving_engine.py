@@ -19,6 +19,8 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
   and ``bestmove }1-0{`` (an illegal move);
 - ``orphan``: on ``go`` it starts a child that keeps its stdout open, writes the
   child's pid to the file ARG, and exits;
+- ``parent``: on ``go`` it starts a child (once) that would outlive it, writes
+  the child's pid to the file ARG, and plays on;
 - ``slowready``: answers ``isready`` after ARG seconds;
 - ``wrongnotation``: answers in digits after ``UCI_Variant cfour``, in drops
   without it;
@@ -45,6 +47,7 @@ class MisbehavingEngine(SimpleEngine):
         self.mode = mode
         self.arg = arg
         self.multipv = 1
+        self.child: subprocess.Popen[bytes] | None = None
 
     def on_uci(self, args: list[str]) -> None:
         if self.mode == "silent":
@@ -126,6 +129,14 @@ class MisbehavingEngine(SimpleEngine):
             out.write(str(child.pid))
         sys.stdout.flush()
         sys.exit(3)
+
+    def go_parent(self, args: list[str]) -> None:
+        if self.child is None:
+            self.child = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL)
+            with open(self.arg or "parent.pid", "w", encoding="ascii") as out:
+                out.write(str(self.child.pid))
+        super().on_go(args)
 
     def go_multipv(self, _args: list[str]) -> None:
         free = [col for col in range(WIDTH) if self.heights[col] < HEIGHT]

@@ -26,12 +26,16 @@ class SimpleEngine:
 
     def run(self) -> None:
         for line in sys.stdin:
+            self.received(line.rstrip("\n"))
             words = line.split()
             if words == ["quit"]:
                 return
             handler = getattr(self, f"on_{words[0]}", None) if words else None
             if handler:
                 handler(words[1:])
+
+    def received(self, line: str) -> None:
+        """Called with every command line as it comes (a hook for tests' engines)."""
 
     @staticmethod
     def reply(text: str) -> None:

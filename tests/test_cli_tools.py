@@ -103,7 +103,7 @@ def test_an_empty_line_is_the_empty_board() -> None:
             return 0, 0
 
     tally = cli_module._SolveTally()
-    for number, line in enumerate(["\n", "   \n", "44\n"], start=1):
+    for number, line in enumerate([b"\n", b"   \n", b"44\n"], start=1):
         cli_module._solve_line(Recorder(), number, line, False, False, tally)  # type: ignore[arg-type]
     assert [pos.history for pos in asked] == [(), (), (3, 3)]
     assert tally.bad_lines == 0 and tally.positions == 3
@@ -195,7 +195,8 @@ def test_a_file_that_is_not_utf8_gets_per_line_errors() -> None:
     stdout, stderr = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 1
     assert scores_printed(stdout) == {LATE_LOSS: -1, LATE_DRAW: 0}
-    assert "line 2: not valid UTF-8" in stderr and "line 4: not valid UTF-8" in stderr
+    assert "line 2: not UTF-8 text (byte 0xff at column 3)" in stderr
+    assert "line 4: not UTF-8 text (byte 0xe9 at column 1)" in stderr
     assert "Traceback" not in stderr
 
 

@@ -19,6 +19,7 @@ from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, En
                              parse_info, parse_number)
 from c4engine.go_params import GoParams
 from c4engine.notation import parse_digits, to_fen
+from engine_process import ended_within
 
 TESTS = Path(__file__).resolve().parent
 SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
@@ -203,22 +204,8 @@ def test_an_engine_whose_child_holds_its_output_is_seen_dead_and_the_child_ended
     with pytest.raises(EngineDied, match="exited with code 3"):
         client.go(GoParams(depth=1), timeout=20)
     assert time.monotonic() - began < 10
-    child = int(pid_file.read_text())
-    for _ in range(100):
-        if not _running(child):
-            break
-        time.sleep(0.05)
-    assert not _running(child)
+    assert ended_within(int(pid_file.read_text()), 5.0)
     client.quit()
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting for its parent is not)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return status.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_readyok_waits_longer_for_a_large_hash():

@@ -23,15 +23,17 @@ from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E40
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from c4engine.gui import session as session_module  # noqa: E402
-from c4engine.gui.server import create_app, default_engine  # noqa: E402
+from c4engine.engine import own_engine_argv  # noqa: E402
+from c4engine.gui.server import create_app  # noqa: E402
 from c4engine.gui.session import Session  # noqa: E402
+from engine_process import ended_within  # noqa: E402
 
 TESTS = Path(__file__).parent
 WAIT = 60.0  # seconds: a first engine start may compile the kernel
 
 
-def misbehaving(mode: str) -> list[str]:
-    return [sys.executable, str(TESTS / "misbehaving_engine.py"), mode]
+def misbehaving(mode: str, *args: str) -> list[str]:
+    return [sys.executable, str(TESTS / "misbehaving_engine.py"), mode, *args]
 
 
 class Page:
@@ -80,7 +82,7 @@ async def pages() -> AsyncIterator[Opener]:
     clients: list[TestClient] = []
 
     async def opener(argv: list[str] | None = None, origin: str | None = "own") -> Page:
-        client = TestClient(TestServer(create_app(argv or default_engine())))
+        client = TestClient(TestServer(create_app(argv or own_engine_argv())))
         await client.start_server()
         clients.append(client)
         own = f"http://{client.host}:{client.port}"
@@ -123,7 +125,7 @@ def test_websocket_from_another_origin_is_refused(origin: str | None) -> None:
 
 def test_a_request_for_another_host_name_is_refused() -> None:
     async def body() -> None:
-        async with TestClient(TestServer(create_app(default_engine()))) as client:
+        async with TestClient(TestServer(create_app(own_engine_argv()))) as client:
             page = await client.get("/", headers={"Host": "attacker.example"})
             assert page.status == 403
             page = await client.get("/")
@@ -227,6 +229,42 @@ def test_a_hanging_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "no bestmove within its time" in hung["engine"]["detail"] and hung["moves"] == [1]
         await page.send(op="hint")
         assert "not ready" in await page.error()
+    with_pages(body)()
+
+
+def test_an_engine_that_exits_is_reported_though_its_child_holds_its_output(tmp_path: Path) -> None:
+    """The engine exits on ``go``, leaving a child that holds its output open for a
+    minute: the page hears of the exit at once, not as a hang after the search's
+    time, because the child is ended with the engine's process group."""
+    pid_file = tmp_path / "child.pid"
+
+    async def body(opener: Opener) -> None:
+        page = await opener(misbehaving("orphan", str(pid_file)))
+        await page.ready()
+        await page.send(op="move", column=1)
+        ended = await page.state_where(lambda s: s["engine"]["status"] in ("dead", "hung"))
+        assert ended["engine"]["status"] == "dead", ended["engine"]
+        assert "exited with code 3" in ended["engine"]["detail"]
+        assert ended_within(int(pid_file.read_text()), 5.0)
+    with_pages(body)()
+
+
+def test_ending_an_engine_ends_what_it_started(tmp_path: Path) -> None:
+    """A restart ends the engine's whole process group: a child the engine started
+    (which would outlive it) goes with it."""
+    pid_file = tmp_path / "child.pid"
+
+    async def body(opener: Opener) -> None:
+        page = await opener(misbehaving("parent", str(pid_file)))
+        await page.ready()
+        await page.send(op="move", column=1)
+        await page.state_where(lambda s: len(s["moves"]) == 2)
+        child = int(pid_file.read_text())
+        assert not ended_within(child, 0.0)
+        await page.send(op="restart")
+        await page.until(lambda m: m["type"] == "state" and m["engine"]["status"] == "starting",
+                         timeout=10.0)  # a kill that waits on the child's pipes would hang here
+        assert ended_within(child, 5.0)
     with_pages(body)()
 
 

@@ -4,6 +4,7 @@ independent solver, and whole runs through the protocol."""
 from __future__ import annotations
 
 import random
+import shlex
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -192,6 +193,22 @@ def test_run_with_a_drop_engine_lists_its_blunder(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert table(result.output)["0-8"] == ["2", "1", "1", "0", "1", "50.0"]
     assert result.output.splitlines()[-1].strip() == "(start): played column 1 (score -2), best 1 (column 4), phase 0-8"
+
+
+def test_each_position_is_sent_once_on_a_fresh_table(tmp_path: Path) -> None:
+    """What the engine receives: per position ``ucinewgame``, one ``position`` with
+    the game's moves (in drops, the variant it offered), one ``go`` at the movetime."""
+    path = write_positions(tmp_path, [START, SLOW_WIN, LOST])
+    received = tmp_path / "received.txt"
+    engine = shlex.join([sys.executable, str(TESTS / "recording_engine.py"), str(received)])
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", engine, "--movetime", "10"])
+    assert result.exit_code == 1, result.output  # column 1 in SLOW_WIN is fine, at the start not
+    game = [line for line in received.read_text().splitlines()
+            if line.split()[0] in ("ucinewgame", "position", "go")]
+    assert game == ["ucinewgame", "position startpos", "go movetime 10",
+                    "ucinewgame", "position startpos moves P@d1 P@d2 P@d3", "go movetime 10",
+                    "ucinewgame", "position startpos moves P@d1 P@d2", "go movetime 10"]
 
 
 def test_phase_and_limit_select(tmp_path: Path) -> None:

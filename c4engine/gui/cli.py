@@ -13,6 +13,8 @@ import webbrowser
 
 import click
 
+from ..engine import EngineError, engine_argv, own_engine_argv
+
 
 def listening_socket(port: int) -> socket.socket:
     """A socket on 127.0.0.1 (``port`` 0: any free port), already listening, so that
@@ -36,15 +38,13 @@ def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
     try:
         from aiohttp import web
 
-        from .server import create_app, default_engine
+        from .server import create_app
     except ImportError as err:
         raise click.ClickException(f"c4engine gui needs aiohttp ({err}): pip install 'c4engine[gui]'") from None
     try:
-        argv = shlex.split(engine) if engine is not None else default_engine()
-    except ValueError as err:
+        argv = engine_argv(engine) if engine is not None else own_engine_argv()
+    except EngineError as err:
         raise click.BadParameter(str(err), param_hint="--engine") from None
-    if not argv:
-        raise click.BadParameter("empty engine command", param_hint="--engine")
     try:
         sock = listening_socket(port)
     except OSError as err:

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..bits import HEIGHT, WIDTH
 from ..board import Position
-from ..notation import format_line, is_digit_string, parse_digits, parse_fen, to_fen
+from ..engine import position_command
+from ..notation import is_digit_string, parse_digits, parse_fen, to_fen
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 
@@ -60,12 +61,11 @@ class Game:
         """The game as Pons' digit string, when it started from the empty board."""
         return "".join(str(col + 1) for col in self.moves) if self.from_start else None
 
-    def engine_position(self) -> str:
-        """The ``position`` command for the engine, moves as cutechess drops (which
-        every ``cfour`` engine reads)."""
-        head = "position startpos" if self.from_start else f"position fen {to_fen(self.base)}"
-        moves = format_line(self.base, self.moves, drops=True)
-        return head + (" moves " + " ".join(moves) if moves else "")
+    def engine_position(self, drops: bool) -> str:
+        """The ``position`` command for the engine, written by the public client: moves
+        as cutechess drops after ``UCI_Variant cfour`` (``drops``), as digits otherwise."""
+        start_fen = None if self.from_start else to_fen(self.base)
+        return position_command([col + 1 for col in self.moves], start_fen, drops)[0]
 
     def result(self) -> str | None:
         """``first`` or ``second`` (the winner), ``draw``, or None while the game goes on."""

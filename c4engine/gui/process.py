@@ -9,6 +9,12 @@ and :func:`~c4engine.engine.engine_move`).  Each line
 (and the end of output) is handed to a callback tagged with the process'
 serial number, so that lines from a process that was killed and replaced can
 be told apart from the new one's.
+
+What is not about asyncio comes from the public client, so that the web board
+and the referee start and end engines alike: the process starts in a process
+group of its own (:func:`~c4engine.engine.spawn_arguments`), ending the engine
+ends the whole group (:class:`~c4engine.engine.ProcessGroup`), and the end is
+told in the client's words (:func:`~c4engine.engine.how_it_ended`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
 
-STDERR_LINES_KEPT = 10
+from ..engine import (EXIT_GRACE, POLL_SECONDS, STDERR_LINES_KEPT, ProcessGroup, how_it_ended,
+                      spawn_arguments)
+
 MAX_LINE_BYTES = 1 << 16
 EXIT_WAIT = 1.0  # seconds to wait for the exit status once the output has ended
 
@@ -34,17 +42,18 @@ class EngineProcess:
         EngineProcess._serials += 1
         self.serial = EngineProcess._serials
         self.process = process
+        self.group = ProcessGroup(process.pid)
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
         self._tasks = [asyncio.create_task(self._read_stdout(on_line)),
-                       asyncio.create_task(self._read_stderr())]
+                       asyncio.create_task(self._read_stderr()),
+                       asyncio.create_task(self._end_group_on_exit())]
 
     @classmethod
     async def start(cls, argv: Sequence[str],
                     on_line: Callable[[int, str | None], None]) -> EngineProcess:
-        """Start ``argv``; OSError when it cannot be started."""
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, limit=MAX_LINE_BYTES)
+        """Start ``argv`` in its own process group; OSError when it cannot be started."""
+        process = await asyncio.create_subprocess_exec(*argv, **spawn_arguments(),
+                                                       limit=MAX_LINE_BYTES)
         return cls(process, on_line)
 
     def send(self, line: str) -> bool:
@@ -57,19 +66,26 @@ class EngineProcess:
 
     def why_it_ended(self) -> str:
         """The exit status and the last lines of standard error, for the page."""
-        code = self.process.returncode
-        how = "closed its output" if code is None else f"exited with code {code}"
-        tail = " | ".join(self.stderr)
-        return how + (f" (stderr: {tail})" if tail else "")
+        return how_it_ended(self.process.returncode, self.stderr)
 
     async def kill(self) -> None:
-        """End the process at once and wait for it (it is ours: we started it)."""
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
+        """End the process and anything it started in its group, at once, and wait
+        for it (it is ours: we started it)."""
+        self.group.end()
         await self.process.wait()
         for task in self._tasks:
             task.cancel()
+
+    async def _end_group_on_exit(self) -> None:
+        """Once the engine has exited (and its last lines had :data:`EXIT_GRACE` to
+        arrive), end what it left in its group: a child still holding its output
+        would keep the page waiting for an end of output that never comes.  The
+        exit is polled, as the public client does: asyncio's ``wait()`` returns
+        only once the pipes are closed too, which such a child prevents."""
+        while self.process.returncode is None:
+            await asyncio.sleep(POLL_SECONDS)
+        await asyncio.sleep(EXIT_GRACE)
+        self.group.end()
 
     async def _read_stdout(self, on_line: Callable[[int, str | None], None]) -> None:
         assert self.process.stdout is not None

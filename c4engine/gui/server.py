@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,11 +27,6 @@ STATIC = Path(__file__).parent / "static"
 LOCAL_NAMES = ("127.0.0.1", "localhost")
 SESSIONS = web.AppKey("sessions", set[web.WebSocketResponse])
 ENGINE_ARGV = web.AppKey("engine_argv", list[str])
-
-
-def default_engine() -> list[str]:
-    """c4engine itself, run by the same Python as the server."""
-    return [sys.executable, "-m", "c4engine"]
 
 
 def own_port(request: web.Request) -> int:

@@ -22,6 +22,7 @@ here, not in the engine, so nothing is lost.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 import traceback
 from collections import deque
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..board import RulesError
-from ..engine import SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info
+from ..engine import (SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info,
+                      start_failure)
 from ..go_params import GoParams
 from ..notation import parse_int
 from .game import Game
@@ -223,7 +225,7 @@ class Session:
             self.engine = await EngineProcess.start(
                 self.argv, lambda serial, line: self.events.put_nowait(("line", serial, line)))
         except OSError as err:
-            self.status, self.detail = "dead", f"cannot start {' '.join(self.argv)!r}: {err.strerror or err}"
+            self.status, self.detail = "dead", start_failure(shlex.join(self.argv), err)
             return
         self.handshake_deadline = time.monotonic() + HANDSHAKE_SECONDS
         self.engine.send("uci")
@@ -346,7 +348,7 @@ class Session:
         assert self.engine is not None
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
         self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
-        self.engine.send(self.game.engine_position())
+        self.engine.send(self.game.engine_position(self.drops))
         limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=self.movetime)
         self.engine.send(limits.command())
         now = time.monotonic()

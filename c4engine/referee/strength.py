@@ -28,7 +28,6 @@ harder than a real game, where earlier moves have warmed it up.
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -37,9 +36,8 @@ from pathlib import Path
 import click
 
 from ..bits import CELLS, WIDTH
-from ..board import RulesError
-from ..engine import SEARCH_GRACE, EngineClient, EngineError, EngineTimeout, engine_move
-from ..go_params import GoParams
+from ..board import Position as Board, RulesError
+from ..engine import EngineError, EngineTimeout, Limit, SimpleEngine, engine_move, own_engine_argv
 from ..notation import parse_digits
 from .inputs import numbered_lines, summary
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
@@ -178,11 +176,14 @@ class Verdict:
         return not self.kept
 
 
-def judge(position: TestPosition, move: str, drops: bool, elapsed: float = 0.0) -> Verdict:
+def judge(position: TestPosition, move: str, drops: bool, elapsed: float = 0.0,
+          board: Board | None = None) -> Verdict:
     """The verdict on ``move`` as the engine sent it: a drop after ``UCI_Variant
-    cfour`` (``drops``), a digit otherwise; the other notation is illegal, as in a match."""
+    cfour`` (``drops``), a digit otherwise; the other notation is illegal, as in a match.
+    ``board`` is the position, when the caller has it already."""
     try:
-        col: int | None = engine_move(move, parse_digits(position.moves), drops)
+        where = parse_digits(position.moves) if board is None else board
+        col: int | None = engine_move(move, where, drops)
     except RulesError:
         col = None
     return Verdict(position, move, col, elapsed)
@@ -254,40 +255,42 @@ def report_lines(verdicts: Sequence[Verdict]) -> list[str]:
 # -- driving the engine ------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Game:
+    """A test position as the engine client reads one: the columns 1-7 played from the start."""
+
+    moves: tuple[int, ...]
+    start_fen: str | None = None
+
+
 class EngineUnderTest:
     """An engine process asked for one move per position, set up as in a match
-    (:meth:`EngineClient.setup`: drops when it offers ``cfour``).
+    (:meth:`SimpleEngine.popen`: drops when it offers ``cfour``).
 
     The first ``readyok`` may take long (c4engine compiles its kernel on a first
     start, and again after every change to it): this measures moves, not start-up,
     so it waits far longer than cutechess' 15 s."""
 
     def __init__(self, command: str, options: Sequence[tuple[str, str]]) -> None:
-        self.client = EngineClient(command)
-        try:
-            self.client.start()
-            self.client.setup(options, startup_timeout=START_SECONDS)
-        except EngineError:
-            self.client.kill()
-            raise
+        self.engine = SimpleEngine.popen(command, options=dict(options),
+                                         startup_timeout=START_SECONDS)
+        self.client = self.engine.client
 
     def move(self, position: TestPosition, movetime: int) -> Verdict:
         """Ask for a move in ``position`` with a fresh table; a move that does not come
-        within the grace time counts as missing and the search is stopped."""
+        within the grace time counts as missing (the search is stopped)."""
         self.client.new_game()
         self.client.is_ready()
-        self.client.position([int(d) for d in position.moves])
+        game = _Game(tuple(int(d) for d in position.moves))
+        limit = Limit(time=movetime / 1000)
         try:
-            result = self.client.go(GoParams(movetime=movetime),
-                                    timeout=movetime / 1000 + SEARCH_GRACE)
+            board, result = self.engine.search(game, limit)
         except EngineTimeout:
-            self.client.stop()
-            self.client.is_ready()
-            return Verdict(position, "(timeout)", None, movetime / 1000 + SEARCH_GRACE)
-        return judge(position, result.bestmove, self.client.drops, result.elapsed)
+            return Verdict(position, "(timeout)", None, limit.timeout(len(game.moves) % 2))
+        return judge(position, result.bestmove, self.client.drops, result.elapsed, board)
 
     def close(self) -> None:
-        self.client.quit()
+        self.engine.quit()
 
 
 def run_positions(engine: EngineUnderTest, positions: Iterable[TestPosition], movetime: int,
@@ -323,7 +326,7 @@ def _progress_line(verdict: Verdict) -> None:
 
 def default_engine_command() -> str:
     """This installed engine, run by the interpreter that runs this command."""
-    return f"{shlex.quote(sys.executable)} -m c4engine"
+    return shlex.join(own_engine_argv())
 
 
 @click.command("strength")
