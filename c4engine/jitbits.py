@@ -6,10 +6,48 @@ here), so the two can never disagree about what a four is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+
 import numba
+from numba.core.caching import FunctionCache
 
 from . import bits
 
+# The files whose functions numba compiles, each also into the kernel.
+JITTED_SOURCES = ("bits", "jitbits", "scores", "book", "evaluation", "kernel")
+
+
+def drop_stale_entries(cache_dir: Path, sources: Sequence[Path]) -> None:
+    """Delete the cache entries of ``sources`` older than the newest of them.
+
+    numba keys a cached function on its own file only (a documented limit of its
+    cache): a kernel cached before an edit to a file whose functions it compiles
+    in (book.py, evaluation.py, bits.py) would go on running the old code, and
+    tests and measurements with it.  An entry is an index ``<module>.<name>...nbi``
+    and its data files ``...<n>.nbc``; an installed package's files all predate
+    its cache, so only an edit costs a compilation."""
+    newest = max(source.stat().st_mtime for source in sources)
+    modules = {source.stem for source in sources}
+    for index in cache_dir.glob("*.nbi"):
+        if index.name.split(".")[0] in modules and index.stat().st_mtime < newest:
+            stem = index.name.removesuffix(".nbi")
+            for entry in [index, *cache_dir.glob(f"{stem}.*.nbc")]:
+                entry.unlink(missing_ok=True)
+
+
+def _drop_stale_cache() -> None:
+    """:func:`drop_stale_entries` for this package, in the folder numba's own locator
+    chooses (beside the sources, or the user's cache when they are read-only); a
+    cache it cannot read or change is left to numba."""
+    with suppress(OSError, RuntimeError):  # RuntimeError: numba finds no cache folder
+        here = Path(__file__).parent
+        cache_dir = Path(FunctionCache(_drop_stale_cache)._cache_path)
+        drop_stale_entries(cache_dir, [here / f"{name}.py" for name in JITTED_SOURCES])
+
+
+_drop_stale_cache()  # before any function below is compiled or loaded
 jit = numba.njit(cache=True, nogil=True)
 
 popcount = jit(bits.popcount)

@@ -1,0 +1,60 @@
+"""numba's cache and edits to the files the kernel compiles in (jitbits.drop_stale_entries)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from c4engine.jitbits import JITTED_SOURCES, drop_stale_entries
+
+KERNEL_ENTRY = ["kernel.search_node-421.py311.nbi", "kernel.search_node-421.py311.1.nbc",
+                "kernel.search_node-421.py311.2.nbc"]
+BOOK_ENTRY = ["book.book_score-170.py311.nbi", "book.book_score-170.py311.1.nbc"]
+OTHER_ENTRY = ["kernel.search_node-42.py311.nbi", "other.f-1.py311.nbi"]
+
+
+def at(path: Path, mtime: float) -> Path:
+    path.touch()
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def cache_of(tmp_path: Path, names: list[str], mtime: float) -> Path:
+    cache = tmp_path / "cache"
+    cache.mkdir(exist_ok=True)
+    for name in names:
+        at(cache / name, mtime)
+    return cache
+
+
+def test_a_cache_newer_than_every_source_is_kept(tmp_path: Path) -> None:
+    sources = [at(tmp_path / "kernel.py", 100), at(tmp_path / "book.py", 100)]
+    cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY, 200)
+    drop_stale_entries(cache, sources)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(KERNEL_ENTRY + BOOK_ENTRY)
+
+
+def test_an_edit_to_a_callee_drops_the_callers_entries_too(tmp_path: Path) -> None:
+    """book.py edited after the kernel was cached: the kernel's entry (index and data
+    files) goes with the book's; an entry of a file not listed, and one whose name
+    merely starts like the kernel's, are not touched."""
+    sources = [at(tmp_path / "kernel.py", 100), at(tmp_path / "book.py", 300)]
+    cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY, 200)
+    cache_of(tmp_path, OTHER_ENTRY, 400)
+    drop_stale_entries(cache, sources)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(OTHER_ENTRY)
+
+
+def test_every_module_with_compiled_functions_is_listed() -> None:
+    """A module that compiles functions but is missing from JITTED_SOURCES would
+    leave the kernel stale after its edits."""
+    package = Path(__file__).resolve().parent.parent / "c4engine"
+    compiling = set()
+    for path in package.glob("*.py"):
+        text = path.read_text()
+        if "@jit" in text or "numba.njit" in text:
+            compiling.add(path.stem)
+        compiling.update(re.findall(r"\bjit\((\w+)\.", text))  # jit(bits.popcount)
+    assert {"kernel", "book", "bits"} <= compiling
+    assert compiling <= set(JITTED_SOURCES)
