@@ -48,13 +48,11 @@ def _searcher() -> Searcher:
     """The process's searcher, built on first use (the caller holds ``_lock``)."""
     global _shared
     if _shared is None:
-        from .book import BookUnavailableError, OpeningBook
+        from .book import OpeningBook
         from .search import Searcher
-        try:
-            book = OpeningBook.load()
-        except BookUnavailableError as err:
-            warnings.warn(f"c4engine: no opening book, searching without it: {err}", stacklevel=3)
-            book = OpeningBook.empty()
+        # stacklevel 5: the caller of the public function, through load_or_empty
+        book = OpeningBook.load_or_empty(
+            lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5))
         searcher = Searcher(book=book)
         searcher.warm_up()
         _shared = searcher

@@ -18,7 +18,7 @@ from .bench import bench_lines, run_bench
 
 from .bits import WIDTH
 from .board import Position
-from .book import BookUnavailableError, OpeningBook
+from .book import OpeningBook
 from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
 from .go_params import GoParams
 from .levels import Strength, wanted_strength
@@ -68,11 +68,7 @@ class Backend:
     def _loaded_book(self) -> OpeningBook:
         """The opening book, loaded on first use; without it, say so once and go on."""
         if self._book is None:
-            try:
-                self._book = OpeningBook.load()
-            except BookUnavailableError as err:
-                self.write(f"info string no opening book, searching without it: {err}")
-                self._book = OpeningBook.empty()
+            self._book = OpeningBook.load_or_empty(lambda message: self.write(f"info string {message}"))
         return self._book
 
     def limits(self, pos: Position, params: GoParams, timed: bool) -> Limits:

@@ -49,6 +49,7 @@ score >= 1, 0: exactly 0, -1: score <= -1).  The search uses only the
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
@@ -286,6 +287,16 @@ class OpeningBook:
     def empty(cls) -> OpeningBook:
         """A book that knows nothing."""
         return cls(np.empty(0, dtype=np.uint8), None)
+
+    @classmethod
+    def load_or_empty(cls, tell: Callable[[str], None]) -> OpeningBook:
+        """:meth:`load`, or an empty book and a message to ``tell`` why: without its
+        book the engine is slower in the opening, not wrong, so it goes on."""
+        try:
+            return cls.load()
+        except BookUnavailableError as err:
+            tell(f"no opening book, searching without it: {err}")
+            return cls.empty()
 
     @property
     def has_scores(self) -> bool:
