@@ -19,7 +19,7 @@ from . import __version__
 from .board import RulesError
 from .notation import is_digit_string, parse_digits
 from .options import find_spec
-from .referee.inputs import decode_line
+from .inputs import decode_line
 
 if TYPE_CHECKING:
     from .search import Searcher

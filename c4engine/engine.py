@@ -812,9 +812,20 @@ class SimpleEngine:
         try:
             return board, self.client.go(limit.go_params(), wait)
         except EngineTimeout:
+            self._recover()
+            raise
+
+    def _recover(self) -> None:
+        """After a search given up on: stop it and wait until the engine is ready, so
+        that it can be used again.  An engine that does not answer that either is
+        ended, and EngineDied raised: a caller must not take it for a slow move."""
+        try:
             self.client.stop()
             self.client.is_ready()
-            raise
+        except EngineError as err:
+            self.client.kill()
+            raise EngineDied(f"{err} (after a search was stopped; the engine was ended)") \
+                from None
 
 
 def _option_text(value: object) -> str:

@@ -31,10 +31,20 @@ def drop_stale_entries(cache_dir: Path, sources: Sequence[Path]) -> None:
     newest = max(source.stat().st_mtime for source in sources)
     modules = {source.stem for source in sources}
     for index in cache_dir.glob("*.nbi"):
-        if index.name.split(".")[0] in modules and index.stat().st_mtime < newest:
+        if index.name.split(".")[0] in modules and _older(index, newest):
             stem = index.name.removesuffix(".nbi")
             for entry in [index, *cache_dir.glob(f"{stem}.*.nbc")]:
-                entry.unlink(missing_ok=True)
+                with suppress(OSError):  # gone (another process got there first) or not ours
+                    entry.unlink()
+
+
+def _older(path: Path, mtime: float) -> bool:
+    """Whether ``path`` was last written before ``mtime``; not when it has just
+    been deleted by another process starting at the same time."""
+    try:
+        return path.stat().st_mtime < mtime
+    except OSError:
+        return False
 
 
 def _drop_stale_cache() -> None:

@@ -7,6 +7,7 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
 - ``crash``: dies on ``go``, with a last word on stderr;
 - ``illegal``: drops a stone above the lowest empty cell;
 - ``stall``: never answers ``go``;
+- ``deaf``: on ``go``, stops reading its input (no ``bestmove``, no ``readyok``);
 - ``late``: answers after its time is up;
 - ``silent``: never finishes the ``uci`` handshake;
 - ``chess``: offers variants, but not cfour;
@@ -21,6 +22,8 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
   child's pid to the file ARG, and exits;
 - ``parent``: on ``go`` it starts a child (once) that would outlive it, writes
   the child's pid to the file ARG, and plays on;
+- ``escape``: like ``parent``, but the child runs in a session of its own (out
+  of reach of the engine's process group) and holds the engine's stderr;
 - ``slowready``: answers ``isready`` after ARG seconds;
 - ``wrongnotation``: answers in digits after ``UCI_Variant cfour``, in drops
   without it;
@@ -94,6 +97,9 @@ class MisbehavingEngine(SimpleEngine):
     def go_stall(self, _args: list[str]) -> None:
         pass
 
+    def go_deaf(self, _args: list[str]) -> None:
+        time.sleep(600)  # until it is killed
+
     def go_illegal(self, _args: list[str]) -> None:
         col = self.choose()
         self.reply(f"bestmove P@{FILES[col]}{self.heights[col] + 2}")
@@ -131,9 +137,16 @@ class MisbehavingEngine(SimpleEngine):
         sys.exit(3)
 
     def go_parent(self, args: list[str]) -> None:
+        self.start_child(args, own_session=False)
+
+    def go_escape(self, args: list[str]) -> None:
+        self.start_child(args, own_session=True)
+
+    def start_child(self, args: list[str], own_session: bool) -> None:
         if self.child is None:
             self.child = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL)
+                                          stdout=subprocess.DEVNULL,
+                                          start_new_session=own_session)
             with open(self.arg or "parent.pid", "w", encoding="ascii") as out:
                 out.write(str(self.child.pid))
         super().on_go(args)

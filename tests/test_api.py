@@ -318,8 +318,10 @@ def test_without_the_book_it_warns_and_still_solves(monkeypatch: pytest.MonkeyPa
         raise BookUnavailableError("bitbully-databases is not installed")
     monkeypatch.setattr(OpeningBook, "load", unavailable)
     monkeypatch.setattr(api, "_shared", None)  # a searcher of its own, dropped afterwards
-    with pytest.warns(UserWarning, match="no opening book, searching without it: bitbully-databases"):
+    with pytest.warns(UserWarning, match="no opening book, searching without it: bitbully-databases") \
+            as warned:
         c4engine.warm_up()
+    assert warned[0].filename == __file__  # it points at the caller's line, not ours
     for moves, score in pons_lines("Test_L2_R1", 5):
         assert c4engine.solve(Position.from_moves(moves)) == score
 

@@ -261,6 +261,18 @@ def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
         assert time.monotonic() - began < 3
 
 
+def test_simple_engine_ends_an_engine_still_deaf_after_a_timeout():
+    """It answers neither the search nor the isready after it: not a slow move
+    (EngineTimeout) but an engine gone (EngineDied), and its process ended."""
+    with SimpleEngine.popen(misbehaving("deaf")) as engine:
+        engine.client.ready_timeout = 0.5
+        began = time.monotonic()
+        with pytest.raises(EngineDied, match="the engine was ended"):
+            engine.play(Position(), Limit(time=0.05), timeout=0.5)
+        assert time.monotonic() - began < 4
+        assert not engine.client.alive
+
+
 def test_simple_engine_that_never_completes_the_handshake_is_an_error():
     began = time.monotonic()
     with pytest.raises(EngineTimeout, match="no uciok within 0.5 s"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
@@ -265,6 +267,25 @@ def test_ending_an_engine_ends_what_it_started(tmp_path: Path) -> None:
         await page.until(lambda m: m["type"] == "state" and m["engine"]["status"] == "starting",
                          timeout=10.0)  # a kill that waits on the child's pipes would hang here
         assert ended_within(child, 5.0)
+    with_pages(body)()
+
+
+def test_a_child_out_of_the_groups_reach_does_not_hang_a_restart(tmp_path: Path) -> None:
+    """The engine's child escaped to a session of its own and holds the engine's
+    stderr: ending the engine must not wait for that pipe to close."""
+    pid_file = tmp_path / "child.pid"
+
+    async def body(opener: Opener) -> None:
+        page = await opener(misbehaving("escape", str(pid_file)))
+        await page.ready()
+        await page.send(op="move", column=1)
+        await page.state_where(lambda s: len(s["moves"]) == 2)
+        try:
+            await page.send(op="restart")
+            await page.until(lambda m: m["type"] == "state"
+                             and m["engine"]["status"] == "starting", timeout=10.0)
+        finally:
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
     with_pages(body)()
 
 

@@ -11,7 +11,7 @@ from c4engine.jitbits import JITTED_SOURCES, drop_stale_entries
 KERNEL_ENTRY = ["kernel.search_node-421.py311.nbi", "kernel.search_node-421.py311.1.nbc",
                 "kernel.search_node-421.py311.2.nbc"]
 BOOK_ENTRY = ["book.book_score-170.py311.nbi", "book.book_score-170.py311.1.nbc"]
-OTHER_ENTRY = ["kernel.search_node-42.py311.nbi", "other.f-1.py311.nbi"]
+OTHER_MODULE_ENTRY = ["other.f-1.py311.nbi", "other.f-1.py311.1.nbc"]
 
 
 def at(path: Path, mtime: float) -> Path:
@@ -37,13 +37,22 @@ def test_a_cache_newer_than_every_source_is_kept(tmp_path: Path) -> None:
 
 def test_an_edit_to_a_callee_drops_the_callers_entries_too(tmp_path: Path) -> None:
     """book.py edited after the kernel was cached: the kernel's entry (index and data
-    files) goes with the book's; an entry of a file not listed, and one whose name
-    merely starts like the kernel's, are not touched."""
+    files) goes with the book's; a stale entry of a module not listed stays."""
     sources = [at(tmp_path / "kernel.py", 100), at(tmp_path / "book.py", 300)]
-    cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY, 200)
-    cache_of(tmp_path, OTHER_ENTRY, 400)
+    cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY + OTHER_MODULE_ENTRY, 200)
     drop_stale_entries(cache, sources)
-    assert sorted(p.name for p in cache.iterdir()) == sorted(OTHER_ENTRY)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(OTHER_MODULE_ENTRY)
+
+
+def test_an_entry_goes_with_its_own_data_files_only(tmp_path: Path) -> None:
+    """A stale ``search_node-42`` entry beside a fresh ``search_node-421`` one (a
+    function that moved in the file): only the stale index and its data go."""
+    sources = [at(tmp_path / "kernel.py", 300)]
+    cache = cache_of(tmp_path, KERNEL_ENTRY, 400)
+    stale = ["kernel.search_node-42.py311.nbi", "kernel.search_node-42.py311.1.nbc"]
+    cache_of(tmp_path, stale, 200)
+    drop_stale_entries(cache, sources)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(KERNEL_ENTRY)
 
 
 def test_every_module_with_compiled_functions_is_listed() -> None:

@@ -205,7 +205,7 @@ def test_each_position_is_sent_once_on_a_fresh_table(tmp_path: Path) -> None:
         "--positions", str(path), "--engine", engine, "--movetime", "10"])
     assert result.exit_code == 1, result.output  # column 1 in SLOW_WIN is fine, at the start not
     game = [line for line in received.read_text().splitlines()
-            if line.split()[0] in ("ucinewgame", "position", "go")]
+            if line.split()[:1] in (["ucinewgame"], ["position"], ["go"])]
     assert game == ["ucinewgame", "position startpos", "go movetime 10",
                     "ucinewgame", "position startpos moves P@d1 P@d2 P@d3", "go movetime 10",
                     "ucinewgame", "position startpos moves P@d1 P@d2", "go movetime 10"]

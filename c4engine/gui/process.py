@@ -70,20 +70,26 @@ class EngineProcess:
 
     async def kill(self) -> None:
         """End the process and anything it started in its group, at once, and wait
-        for it (it is ours: we started it)."""
+        for its exit (it is ours: we started it), :data:`EXIT_WAIT` at most."""
         self.group.end()
-        await self.process.wait()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._exited(), EXIT_WAIT)
         for task in self._tasks:
             task.cancel()
+
+    async def _exited(self) -> None:
+        """Return once the engine's process has exited.  The exit is polled, as the
+        public client does: asyncio's ``wait()`` returns only once the pipes are
+        closed too, which a child still holding them (in a session of its own,
+        out of the group's reach) may prevent for ever."""
+        while self.process.returncode is None:
+            await asyncio.sleep(POLL_SECONDS)
 
     async def _end_group_on_exit(self) -> None:
         """Once the engine has exited (and its last lines had :data:`EXIT_GRACE` to
         arrive), end what it left in its group: a child still holding its output
-        would keep the page waiting for an end of output that never comes.  The
-        exit is polled, as the public client does: asyncio's ``wait()`` returns
-        only once the pipes are closed too, which such a child prevents."""
-        while self.process.returncode is None:
-            await asyncio.sleep(POLL_SECONDS)
+        would keep the page waiting for an end of output that never comes."""
+        await self._exited()
         await asyncio.sleep(EXIT_GRACE)
         self.group.end()
 

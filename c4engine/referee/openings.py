@@ -16,7 +16,7 @@ import click
 from ..board import RulesError
 from ..notation import parse_digits
 from .config import GameSpec
-from .inputs import numbered_lines, summary
+from ..inputs import numbered_lines, summary
 
 
 def builtin_openings() -> tuple[str, ...]:
@@ -37,7 +37,7 @@ EMPTY_BOARD = "-"  # an openings-file line for "start from the empty board"
 def read_openings(path: Path) -> tuple[str, ...]:
     """Digit strings, one per line (blank lines and ``#`` comments skipped, ``-`` for
     the empty board); each must be a legal game that is not over yet.  A file with
-    bad lines is refused with all of them named (see :mod:`.inputs`)."""
+    bad lines is refused with all of them named (see :mod:`c4engine.inputs`)."""
     lines, problems = numbered_lines(path.read_bytes())
     openings = []
     for number, raw in lines:

@@ -39,7 +39,7 @@ from ..bits import CELLS, WIDTH
 from ..board import Position as Board, RulesError
 from ..engine import EngineError, EngineTimeout, Limit, SimpleEngine, engine_move, own_engine_argv
 from ..notation import parse_digits
-from .inputs import numbered_lines, summary
+from ..inputs import numbered_lines, summary
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
@@ -126,7 +126,7 @@ def parse_position_line(line: str) -> TestPosition:
 
 def read_positions(data: bytes, where: str = "positions") -> list[TestPosition]:
     """All positions of a position file; ``#`` starts a comment line.  ValueError
-    names every bad line (``where:line: problem``, see :mod:`.inputs`)."""
+    names every bad line (``where:line: problem``, see :mod:`c4engine.inputs`)."""
     lines, problems = numbered_lines(data)
     positions = []
     for number, line in lines:

@@ -3,9 +3,11 @@
 A file is decoded one line at a time, so that a stray byte that is not UTF-8
 costs its own line, named with its number, rather than a UnicodeDecodeError
 about the whole file; a UTF-8 byte-order mark (as some Windows editors write)
-is not part of the first line.  The callers report every bad line at once and
-refuse the file: a match or a measurement silently run on part of what the user
-gave would be worse than none.
+is not part of the first line.  The referee reports every bad line of an
+openings or positions file at once and refuses the file: a match or a
+measurement silently run on part of what the user gave would be worse than
+none.  ``c4engine solve`` reads a stream (a pipe may feed it as it goes), so it
+names each bad line as it comes, solves the others, and exits 1 at the end.
 """
 
 from __future__ import annotations
