@@ -611,6 +611,51 @@ def half(x: int) -> int:
 
 
 @jit
+def score_range(stones: int, weak: bool) -> tuple[int, int]:
+    """The lowest and highest score a position with ``stones`` on the board can have
+    (weak: clamped to -1..1, the sign)."""
+    lowest = -((CELLS - stones) // 2)
+    highest = (CELLS + 1 - stones) // 2
+    if weak:
+        return max(lowest, -1), min(highest, 1)
+    return lowest, highest
+
+
+@jit
+def probe_point(lowest: int, highest: int, stones: int, first: bool) -> int:
+    """Where to probe ``lowest..highest`` next (see :func:`solve`): halfway, moved halfway
+    towards the extreme on its side, where a search fails fast; 0 for the first probe
+    of an early position."""
+    middle = lowest + half(highest - lowest)
+    if first and stones < WEAK_FIRST_STONES:
+        return 0
+    if middle <= 0 and half(lowest) < middle:
+        return half(lowest)
+    if middle >= 0 and half(highest) > middle:
+        return half(highest)
+    return middle
+
+
+@jit
+def narrowed(lowest: int, highest: int, middle: int, value: int) -> tuple[int, int]:
+    """``lowest..highest`` after a null-window probe at ``middle`` returned the internal
+    ``value``, itself a bound that may narrow the range by more than the window did
+    (clamped: a weak solve's range is narrower than the scores)."""
+    probe = to_internal(middle)
+    if value <= probe:
+        return lowest, max(min(middle, to_pons(value)), lowest)
+    return min(max(middle + 1, to_pons(value)), highest), highest
+
+
+@jit
+def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) -> int:
+    """The null-window search at Pons score ``middle``: its internal value, above
+    ``to_internal(middle)`` when the score is higher."""
+    window = to_internal(middle)
+    return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
+
+
+@jit
 def solve(current: int, mask: int, stones: int, weak: bool,
           mem: np.ndarray) -> int:
     """Exact Pons score of a position that is not over (weak: only its sign), by
@@ -626,26 +671,13 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)
-    lowest = -((CELLS - stones) // 2)
-    highest = (CELLS + 1 - stones) // 2
-    if weak:
-        lowest, highest = max(lowest, -1), min(highest, 1)
+    lowest, highest = score_range(stones, weak)
     first = True
     while lowest < highest and not mem[ABORTED]:
-        middle = lowest + half(highest - lowest)
-        if first and stones < WEAK_FIRST_STONES:
-            middle = 0
-        elif middle <= 0 and half(lowest) < middle:
-            middle = half(lowest)
-        elif middle >= 0 and half(highest) > middle:
-            middle = half(highest)
+        middle = probe_point(lowest, highest, stones, first)
         first = False
-        probe = to_internal(middle)
-        value = negamax(current, mask, stones, CELLS, probe, probe + 1, 0, mem)
-        if value <= probe:  # clamped: a weak solve's range is narrower than the scores
-            highest = max(min(middle, to_pons(value)), lowest)
-        else:
-            lowest = min(max(middle + 1, to_pons(value)), highest)
+        value = probe(current, mask, stones, middle, mem)
+        lowest, highest = narrowed(lowest, highest, middle, value)
     return lowest
 
 
