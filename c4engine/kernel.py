@@ -49,8 +49,8 @@ and, from ``mem[TT_START]`` on, the transposition table.  Search threads
 share one table: each gets its own view of the caller's buffer, starting at
 its own context, with ``mem[TT_START]`` measured from there (lazy SMP; an
 entry is one int64, which x86-64 reads and writes atomically, so no locks).
-A helper thread's ``mem[JITTER_SEED]`` is not 0: it perturbs the move order
-near the root so that the threads take different paths.
+Near the root the threads also share a small busy table, ``mem[BUSY_START]``
+on, through which they share out a node's children (see :func:`busy_slot`).
 One array, because numba passes every array as a structure of seven words:
 with four arrays each recursive call copied 28 words, and merging them made
 the solver about a quarter faster.  ``mem[STOP]`` may be set by another Python
@@ -78,19 +78,21 @@ COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part 
 
 # The one array the kernel is given, ``mem``: first the context (counters and
 # flags, the book's address and size, where the table lies in ``mem``, the
-# thread's jitter seed, the evaluation weights, and each ply's scratch), then
-# the transposition table.  A ply's scratch holds its children that are left to
-# search, CHILD_WORDS each (the column, its ordering score, the position after
-# the child's forced moves, how many there were, and that position's proven
-# bounds), then the search order as indices into them.
+# threads' busy table lies and its size, the
+# evaluation weights, and each ply's scratch), then the transposition table.  A
+# ply's scratch holds its children that are left to search, CHILD_WORDS each
+# (the column, its ordering score, the position after the child's forced moves,
+# how many there were, and that position's proven bounds), then the search
+# order as indices into them, with room for each child once more at the end
+# (a child deferred because another thread searches it, see search_node).
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
-BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, JITTER_SEED = range(6, 11)
-WEIGHTS = 11
+BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
+WEIGHTS = 12
 SCRATCH = WEIGHTS + N_TERMS
 C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
 CHILD_WORDS = 8
 ORDER = WIDTH * CHILD_WORDS
-SCRATCH_PER_PLY = ORDER + WIDTH + 1
+SCRATCH_PER_PLY = ORDER + 2 * WIDTH + 1
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 
 # Move-order weights (see move_score).  Steininger's are 1.2 for threats playable
@@ -121,8 +123,7 @@ VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
 MIN_TABLE_ENTRIES = (1 << 17) + 1
-JITTER_PLIES = 4
-JITTER_MULTIPLIER = 0x2545F4914F6CDD1D  # odd, below 2**63: a multiplicative hash in int64
+DEFER_PLIES = 12  # see busy_slot
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
@@ -414,16 +415,22 @@ def move_score(mask: int, move: int, col: int, tt_move: int, threats: int, oppon
 
 
 @jit
-def jitter(mem: np.ndarray, ply: int, col: int) -> int:
-    """A helper thread's private bonus, 0 to 63 (about a threat's weight in
-    :func:`move_score`), for ``col`` at ``ply``: near the root each lazy-SMP thread
-    thus tries the moves in its own order and fills the shared table with other
-    subtrees than the main thread.  Always 0 for the main thread (seed 0), so
-    one thread searches as if there were no others."""
-    seed = mem[JITTER_SEED]
-    if seed == 0 or ply >= JITTER_PLIES:
-        return 0
-    return (((seed * JITTER_MULTIPLIER + ply * WIDTH + col) * JITTER_MULTIPLIER) >> 57) & 63
+def busy_slot(mem: np.ndarray, ply: int, key: int) -> int:
+    """Where the threads' shared busy table marks the position ``key`` (``current +
+    mask``) while a thread searches it, or -1 where children are not shared out:
+    with one thread (no table), and from ``DEFER_PLIES`` on, where subtrees are
+    too small for a shared write and read per node to pay.
+
+    A node defers a child (not its first) that another thread is searching to the
+    end of its list (after Weill's ABDADA): where every child must be searched,
+    the threads then take different ones.  It replaced a helper's jittered move
+    order near the root, which, at the nodes where one move refutes, sent the
+    helper into the moves that do not: empty board, weak, 2 threads, 1 GB, 124 M
+    nodes in 20.0 s with the jitter, 71 M in 12.0 s with the deferral (one
+    thread: 76 M)."""
+    if mem[BUSY_SLOTS] == 0 or ply >= DEFER_PLIES:
+        return -1
+    return mem[BUSY_START] + key % mem[BUSY_SLOTS]
 
 
 @jit
@@ -532,8 +539,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     continue
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
-        mem[child + C_SCORE] = (move_score(mask, move, col, tt_move, threats, opponent_threats)
-                                + jitter(mem, ply, col))
+        mem[child + C_SCORE] = move_score(mask, move, col, tt_move, threats, opponent_threats)
         mem[child + C_CURRENT] = f_current
         mem[child + C_MASK] = f_mask
         mem[child + C_STONES] = f_stones
@@ -555,12 +561,24 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     order_children(mem, base, count)
     if best_move == NO_MOVE:  # an upper bound keeps the first move tried
         best_move = mem[base + mem[base + ORDER] * CHILD_WORDS + C_COL]
-    for k in range(count):
-        child = base + mem[base + ORDER + k] * CHILD_WORDS
+    end = count
+    k = -1
+    while k + 1 < end:
+        k += 1
+        index = mem[base + ORDER + k]
+        child = base + index * CHILD_WORDS
         col = mem[child + C_COL]
         c_current, c_mask, c_stones = mem[child + C_CURRENT], mem[child + C_MASK], mem[child + C_STONES]
         flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
         c_ply = ply + 1 + flips
+        c_key = c_current + c_mask
+        busy = busy_slot(mem, ply, c_key)
+        if busy >= 0:
+            if 0 < k < count and mem[busy] == c_key:  # another thread's: search it last
+                mem[base + ORDER + end] = index
+                end += 1
+                continue
+            mem[busy] = c_key
         # After an odd number of forced moves the child's side to move is this node's
         # again (the move and the flips make an even number).  Principal variation
         # search: every move but the first is proved worse with a null window first.
@@ -572,6 +590,8 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
             c_alpha, c_beta = window_for(sign, alpha, beta)
             value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi,
                                        c_ply, mem)
+        if busy >= 0 and mem[busy] == c_key:
+            mem[busy] = 0
         if mem[ABORTED]:
             return 0
         if value >= beta:

@@ -10,11 +10,13 @@ reach, the solver finishes inside that budget and the result is exact (and
 the search ends); when it is not, the iterations still get about a quarter
 of the time, and the budgets grow geometrically with them.
 
-Threads (lazy SMP): every search thread runs the same iteration on the same
-root over one shared table, each from its own kernel context; a helper's
-context has a jitter seed, so near the root it tries the moves in its own
-order and fills the table with other subtrees.  The first thread whose
-iteration finishes gives the answer and stops the others.  Exact scores
+Threads (lazy SMP with ABDADA's deferral): every search thread runs the same
+iteration on the same root over one shared table, each from its own kernel
+context; near the root a node defers a child that another thread is
+searching (:func:`c4engine.kernel.busy_slot`), so the threads share out the
+children of the nodes where every child must be searched and fill the table
+with different subtrees.  The first thread whose iteration finishes gives
+the answer and stops the others.  Exact scores
 never depend on the thread count: every table entry is a proven bound.  A
 single thread searches exactly as it would with no helpers.
 
@@ -46,7 +48,7 @@ from .notation import parse_digits
 from .options import find_spec
 from .scores import is_proven, mate_distance, to_internal, win_now
 from .kernel import (
-    ABORTED, BOOK_ADDRESS, BOOK_RECORDS, CTX_SIZE, GENERATION, GENERATIONS, INFINITE, JITTER_SEED,
+    ABORTED, BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, CTX_SIZE, GENERATION, GENERATIONS, INFINITE,
     MIN_TABLE_ENTRIES, NODES, SELDEPTH, STOP, TT_SLOTS, TT_START, WEIGHTS,
 )
 
@@ -57,6 +59,7 @@ WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, t
 DEFAULT_HASH_MB = cast(int, find_spec("Hash").default)  # protocol.md ("Memory") says why 16 MB
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 ENTRY_BYTES = 8
+BUSY_TABLE_SLOTS = 4093  # positions being searched near the root, shared by the threads (kernel.busy_slot)
 WIPE_BY_WRITING_MB = 256  # a larger table is wiped by handing its pages back (see Searcher.clear)
 
 
@@ -131,6 +134,18 @@ class StopSignal:
             for ctx in self._ctxs:
                 ctx[STOP] = 0
             self._ctxs = []
+
+
+def busy_slots(threads: int) -> int:
+    """The size of the busy table through which threads share out a node's children
+    (see :func:`c4engine.kernel.busy_slot`): none for one thread."""
+    return BUSY_TABLE_SLOTS if threads > 1 else 0
+
+
+def table_start(threads: int) -> int:
+    """Where the transposition table begins in the buffer: after the contexts and
+    the busy table."""
+    return threads * CTX_SIZE + busy_slots(threads)
 
 
 def table_entries(hash_mb: int) -> int:
@@ -310,8 +325,8 @@ class Searcher:
     """A transposition table, one kernel context per search thread, and the driver.
 
     The buffer holds the contexts, last thread first, then the table:
-    ``[ctx of thread n-1 | ... | ctx of thread 0 | table]``, and thread ``i``
-    gets the view starting at its context (see :mod:`c4engine.kernel`).
+    ``[ctx of thread n-1 | ... | ctx of thread 0 | busy table | table]``, and
+    thread ``i`` gets the view starting at its context (see :mod:`c4engine.kernel`).
 
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
@@ -337,19 +352,19 @@ class Searcher:
     @property
     def tt(self) -> np.ndarray:
         """The transposition table: the back of the buffer."""
-        return self._buffer[len(self.threads) * CTX_SIZE:]
+        return self._buffer[table_start(len(self.threads)):]
 
     def _lay_out(self, hash_mb: int, threads: int, weights: np.ndarray) -> None:
         """A new buffer for ``threads`` contexts and an empty table of ``hash_mb`` MB, then
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots = table_entries(hash_mb)
-        buffer = allocate_zeros(threads * CTX_SIZE + slots)
+        buffer = allocate_zeros(table_start(threads) + slots)
         views = [SearchThread(buffer[(threads - 1 - i) * CTX_SIZE:], i) for i in range(threads)]
         for view in views:
             ctx = view.mem
-            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE, slots
+            ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * CTX_SIZE, busy_slots(threads)
+            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
-            ctx[JITTER_SEED] = view.index
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
@@ -396,7 +411,7 @@ class Searcher:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
             else:
-                forget_pages(self._buffer, len(self.threads) * CTX_SIZE)
+                forget_pages(self._buffer, table_start(len(self.threads)))
         for thread in self.threads:
             thread.mem[GENERATION] = generation
 

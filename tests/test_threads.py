@@ -27,7 +27,7 @@ from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
 from c4engine.options import find_spec
-from c4engine.search import DEFAULT_HASH_MB, Searcher, allocate_zeros, forget_pages
+from c4engine.search import DEFAULT_HASH_MB, Searcher, StopSignal, allocate_zeros, forget_pages
 
 from timing import search_stop_latency_ms
 
@@ -187,15 +187,31 @@ def test_threads_option_is_announced() -> None:
     assert "option name Threads type spin default 1 min 1 max 64" in result.stdout.splitlines()
 
 
-# ---------------------------------------------------------------- the jitter
+# ---------------------------------------------------------------- the busy table
 
-def test_only_helpers_jitter_and_only_near_the_root() -> None:
-    mem = np.zeros(kernel.CTX_SIZE, dtype=np.int64)
-    assert all(kernel.jitter(mem, ply, col) == 0 for ply in range(4) for col in range(7))
-    mem[kernel.JITTER_SEED] = 1
-    near_root = [kernel.jitter(mem, ply, col) for ply in range(kernel.JITTER_PLIES) for col in range(7)]
-    assert len(set(near_root)) > 1 and all(0 <= bonus <= 63 for bonus in near_root)
-    assert all(kernel.jitter(mem, kernel.JITTER_PLIES, col) == 0 for col in range(7))
+def test_only_several_threads_share_out_children_and_only_near_the_root() -> None:
+    one, two = Searcher(hash_mb=1), Searcher(hash_mb=1, threads=2)
+    key = parse_digits("4453").mask
+    assert kernel.busy_slot(one.mem, 0, key) == -1
+    main, helper = two.threads[0].mem, two.threads[1].mem
+    slot = kernel.busy_slot(main, 0, key)
+    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[kernel.busy_slot(helper, 0, key):])
+    assert kernel.busy_slot(main, kernel.DEFER_PLIES, key) == -1
+
+
+def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:
+    """Every thread takes its marks back, also when a stop unwinds it: a mark left
+    behind would make the next search defer a child nobody searches."""
+    searcher = Searcher(hash_mb=16, threads=2)
+    mem = searcher.mem
+    busy = mem[mem[kernel.BUSY_START]:mem[kernel.BUSY_START] + mem[kernel.BUSY_SLOTS]]
+    assert len(busy) > 0
+    searcher.solve(parse_digits("4453"), weak=True)
+    assert not np.any(busy)
+    stop = StopSignal()
+    threading.Timer(0.2, stop.fire).start()
+    searcher.solve(Position(), stop=stop)
+    assert stop.fired and not np.any(busy)
 
 
 # ---------------------------------------------------------------- memory
