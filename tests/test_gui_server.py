@@ -251,21 +251,27 @@ def test_an_engine_that_exits_is_reported_though_its_child_holds_its_output(tmp_
     with_pages(body)()
 
 
+async def restart_with_child(opener: Opener, mode: str, pid_file: Path) -> int:
+    """Open a page on the misbehaving engine ``mode``, which starts a child on its
+    first ``go``; play a move, restart the engine; the child's pid.  The restart
+    must be done within 10 s: a kill that waits on pipes the child holds hangs."""
+    page = await opener(misbehaving(mode, str(pid_file)))
+    await page.ready()
+    await page.send(op="move", column=1)
+    await page.state_where(lambda s: len(s["moves"]) == 2)
+    child = int(pid_file.read_text())
+    assert not ended_within(child, 0.0)
+    await page.send(op="restart")
+    await page.until(lambda m: m["type"] == "state" and m["engine"]["status"] == "starting",
+                     timeout=10.0)
+    return child
+
+
 def test_ending_an_engine_ends_what_it_started(tmp_path: Path) -> None:
     """A restart ends the engine's whole process group: a child the engine started
     (which would outlive it) goes with it."""
-    pid_file = tmp_path / "child.pid"
-
     async def body(opener: Opener) -> None:
-        page = await opener(misbehaving("parent", str(pid_file)))
-        await page.ready()
-        await page.send(op="move", column=1)
-        await page.state_where(lambda s: len(s["moves"]) == 2)
-        child = int(pid_file.read_text())
-        assert not ended_within(child, 0.0)
-        await page.send(op="restart")
-        await page.until(lambda m: m["type"] == "state" and m["engine"]["status"] == "starting",
-                         timeout=10.0)  # a kill that waits on the child's pipes would hang here
+        child = await restart_with_child(opener, "parent", tmp_path / "child.pid")
         assert ended_within(child, 5.0)
     with_pages(body)()
 
@@ -276,16 +282,12 @@ def test_a_child_out_of_the_groups_reach_does_not_hang_a_restart(tmp_path: Path)
     pid_file = tmp_path / "child.pid"
 
     async def body(opener: Opener) -> None:
-        page = await opener(misbehaving("escape", str(pid_file)))
-        await page.ready()
-        await page.send(op="move", column=1)
-        await page.state_where(lambda s: len(s["moves"]) == 2)
         try:
-            await page.send(op="restart")
-            await page.until(lambda m: m["type"] == "state"
-                             and m["engine"]["status"] == "starting", timeout=10.0)
+            await restart_with_child(opener, "escape", pid_file)
         finally:
-            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            await asyncio.sleep(0.5)  # the loop sees the pipes it held close, and ends them
     with_pages(body)()
 
 
