@@ -27,7 +27,7 @@ from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
 from c4engine.options import find_spec
-from c4engine.search import DEFAULT_HASH_MB, Searcher, StopSignal, allocate_zeros, forget_pages
+from c4engine.search import DEFAULT_HASH_MB, Searcher, StopSignal, _SharedProbes, allocate_zeros, forget_pages
 
 from timing import search_stop_latency_ms
 
@@ -82,6 +82,24 @@ def test_two_threads_score_as_one(one: Searcher, two: Searcher, name: str, count
         if not single == double == (sign(expected) if weak else expected):
             wrong.append(f"{moves}: Pons {expected}, one thread {single}, two threads {double}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_threads_probing_different_windows_score_as_pons(two: Searcher) -> None:
+    """The exact solve that gives each thread its own null window (used below 6
+    stones, where positions take seconds) narrows to Pons' score; here on late
+    positions, where probes end at once."""
+    for moves, expected in pons_sample("Test_L2_R2", 20, SEED + 2):
+        two.clear()
+        assert two._solve_shared(parse_digits(moves))[0] == expected, moves
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moves, expected", [("11223", 2), ("12345", 3)])
+def test_two_threads_solve_early_positions(two: Searcher, moves: str, expected: int) -> None:
+    """Early positions, which two threads solve with different windows (scores from
+    the one-thread solver)."""
+    two.clear()
+    assert two.solve(parse_digits(moves))[0] == expected
 
 
 def test_two_threads_never_cleared_between_positions(two: Searcher) -> None:
@@ -212,6 +230,19 @@ def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:
     threading.Timer(0.2, stop.fire).start()
     searcher.solve(Position(), stop=stop)
     assert stop.fired and not np.any(busy)
+
+
+def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() -> None:
+    """The exact solve's helper works on the other side of the score: on the empty
+    board, while the main thread probes 0 (is the first player winning?), the helper
+    probes 1; after that, a probe under way is shared."""
+    main = Searcher(hash_mb=1, threads=2).threads[0]
+    probes = _SharedProbes(Position())
+    assert probes._free_point() == 0
+    probes.probing[main] = 0
+    assert probes._free_point() == 1
+    probes.lowest, probes.highest, probes.probing[main] = -20, 0, -10
+    assert probes._free_point() == -10
 
 
 # ---------------------------------------------------------------- memory
