@@ -338,12 +338,17 @@ class _SharedProbes:
             return point
 
     def _free_point(self) -> int:
-        """The solver's next point when no other thread probes; else the other
-        thread's point, both threads then sharing out its tree; but next to the
-        first probe, at 0, the point 1 above it."""
-        if not self.probing:
+        """The solver's next point when no other thread probes inside the range; else
+        another thread's point, the threads then sharing out its tree; but next to
+        the first probe, at 0, the point 1 above it.  A point the range has settled
+        is never joined: its thread is cancelled but may not have left yet (with
+        more threads than cores it waits for one), and there the table answers at
+        once and settles nothing, so the joiners would loop on it and keep it
+        claimed among themselves."""
+        open_points = [point for point in self.probing.values() if self.lowest <= point < self.highest]
+        if not open_points:
             return int(kernel.probe_point(self.lowest, self.highest, self.pos.stones, not self.started))
-        point = max(self.probing.values())
+        point = max(open_points)
         return 1 if point == 0 and 1 < self.highest else point
 
     def _narrow(self, point: int, value: int) -> None:

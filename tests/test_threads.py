@@ -27,7 +27,9 @@ from c4engine.board import Position
 from c4engine.limits import Limits
 from c4engine.notation import parse_digits
 from c4engine.options import find_spec
-from c4engine.search import DEFAULT_HASH_MB, Searcher, StopSignal, _SharedProbes, allocate_zeros, forget_pages
+from c4engine.search import (
+    DEFAULT_HASH_MB, Searcher, SearchThread, StopSignal, _SharedProbes, allocate_zeros, forget_pages,
+)
 
 from timing import search_stop_latency_ms
 
@@ -243,6 +245,45 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     assert probes._free_point() == 1
     probes.lowest, probes.highest, probes.probing[main] = -20, 0, -10
     assert probes._free_point() == -10
+
+
+def test_a_probe_the_range_has_settled_is_never_joined() -> None:
+    """A thread whose probe the range has settled may not have left it yet (it is
+    cancelled, but waits for a core): the others must not join that point, where
+    the table answers at once and settles nothing, so that they would loop on it
+    and keep it alive among themselves."""
+    main = Searcher(hash_mb=1, threads=2).threads[0]
+    probes = _SharedProbes(Position())
+    probes.started, probes.lowest, probes.highest, probes.probing[main] = True, -20, 0, 1
+    assert probes.lowest <= probes._free_point() < probes.highest
+
+
+@pytest.mark.slow
+def test_threads_beyond_the_cores_never_probe_a_point_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With many more threads than cores, the shared probes of an early position
+    finish within the time of one thread, and no thread probes a point twice: a
+    probe is only started inside the range, which only narrows, and a probe that
+    finishes settles its point (a point outside the range is settled)."""
+    threads = 16
+    searcher = Searcher(hash_mb=16, threads=threads)
+    searcher.warm_up()
+    probes: list[tuple[int, int]] = []
+    real_probe = SearchThread.probe
+
+    def recorded(self: SearchThread, pos: Position, middle: int) -> int:
+        probes.append((self.index, middle))
+        return real_probe(self, pos, middle)
+    monkeypatch.setattr(SearchThread, "probe", recorded)
+    stop = StopSignal()
+    timer = threading.Timer(60.0, stop.fire)
+    timer.start()
+    try:
+        score, _ = searcher.solve(parse_digits("4453"), stop=stop)
+    finally:
+        timer.cancel()
+    assert not stop.fired and score == -2
+    repeated = sorted({probe for probe in probes if probes.count(probe) > 1})
+    assert not repeated, f"{len(probes)} probes; (thread, point) probed again: {repeated[:10]}"
 
 
 # ---------------------------------------------------------------- memory
