@@ -71,19 +71,20 @@ class Backend:
             self._book = OpeningBook.load_or_empty(lambda message: self.write(f"info string {message}"))
         return self._book
 
-    def limits(self, pos: Position, params: GoParams, timed: bool) -> Limits:
-        """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""
+    def limits(self, pos: Position, params: GoParams, timed: bool, spent_ms: float = 0.0) -> Limits:
+        """Limits for a ``go`` read ``spent_ms`` ago; without ``timed`` (infinite, ponder)
+        no clock applies."""
         budget = self.budget(pos, params) if timed else None
         return Limits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                       soft_ms=budget.soft_ms if budget else None,
-                      hard_ms=budget.hard_ms if budget else None)
+                      hard_ms=budget.hard_ms if budget else None).after(spent_ms)
 
     def budget(self, pos: Position, params: GoParams) -> Budget | None:
         """Thinking time from ``movetime`` (which wins over a clock) or the side to
         move's clock, if any."""
-        overhead = float(self.options.number("Move Overhead"))
         if params.movetime is not None:
-            return movetime_budget(params.movetime, overhead)
+            return movetime_budget(params.movetime)
+        overhead = float(self.options.number("Move Overhead"))
         time_left, increment = params.clock(pos.side_to_move == 0)
         if time_left is None:
             return None

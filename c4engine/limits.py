@@ -5,18 +5,19 @@ almost nothing because the exact solver finishes them at once; the moves just
 after the opening book are the hard ones.  So the budget spreads the clock
 over 40% of the moves still to come rather than over all of them, adds
 most of the increment, and keeps ``Move Overhead`` aside for the trip through
-the pipes.  A fixed ``movetime`` is used mostly, whatever the overhead: never
-less than half of it (an overhead of 30 ms must not turn ``movetime 30`` into
-no search at all) and never more than it less a small safety margin.  Two
-limits come out: a soft one (no new iteration starts after
-it) and a hard one (the search is stopped); the hard one never takes more than
-half of what is left, so even a run of long searches cannot lose on time.
+the pipes.  A fixed ``movetime`` is spent as Stockfish spends it: the search
+stops when the movetime is up, less only the few milliseconds the answer needs
+to leave the process (``Move Overhead`` is for clocks).  Two limits come out: a
+soft one (no new iteration starts after it) and a hard one (the search is
+stopped); the hard one never takes more than half of what is left, so even a
+run of long searches cannot lose on time.  Both count from the moment the
+``go`` was read.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .bits import CELLS
 
@@ -24,8 +25,7 @@ SHARE_OF_MOVES_LEFT = 0.4
 INCREMENT_SHARE = 0.8
 HARD_FACTOR = 3.0
 MAX_SHARE_OF_CLOCK = 0.5
-MIN_SHARE_OF_MOVETIME = 0.5
-MOVETIME_SAFETY_MS = 2.0
+MOVETIME_MARGIN_MS = 5.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,13 @@ class Limits:
         """``name=value`` pairs, times rounded to the millisecond (for ``debug on``)."""
         return " ".join(f"{name}={value if value is None else round(value)}"
                         for name, value in vars(self).items())
+
+    def after(self, spent_ms: float) -> Limits:
+        """These limits once ``spent_ms`` of their time has gone (between reading the
+        ``go`` and starting the search), never below zero."""
+        def left(ms: float | None) -> float | None:
+            return None if ms is None else max(0.0, ms - spent_ms)
+        return replace(self, soft_ms=left(self.soft_ms), hard_ms=left(self.hard_ms))
 
 
 @dataclass(frozen=True)
@@ -67,11 +74,10 @@ def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | No
     return Budget(soft_ms=min(soft, hard), hard_ms=hard)
 
 
-def movetime_budget(movetime_ms: float, overhead_ms: float) -> Budget:
-    """A fixed time per move: the movetime less the overhead, but at least half of the
-    movetime and at most the movetime less :data:`MOVETIME_SAFETY_MS`.  The GUI asked
-    for that much thinking; with a short movetime the overhead would otherwise
-    swallow all of it."""
-    hard = min(movetime_ms - overhead_ms, movetime_ms - MOVETIME_SAFETY_MS)
-    hard = max(hard, movetime_ms * MIN_SHARE_OF_MOVETIME)
+def movetime_budget(movetime_ms: float) -> Budget:
+    """A fixed time per move: all of it but :data:`MOVETIME_MARGIN_MS`, the time the
+    answer takes to leave the process once the search is stopped (the timer waking,
+    the search unwinding, the line written), so that the GUI reads ``bestmove``
+    within the movetime.  ``Move Overhead`` does not come off it, as in Stockfish."""
+    hard = max(0.0, movetime_ms - MOVETIME_MARGIN_MS)
     return Budget(soft_ms=hard, hard_ms=hard)

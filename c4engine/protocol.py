@@ -134,6 +134,7 @@ class Engine:
         self._job: SearchJob | None = None
         self.quitting = threading.Event()
         self.busy = False  # a command that nothing interrupts runs: bench, setting up a table
+        self.read_at = time.perf_counter()  # when the command being carried out was read
         threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
         self.handlers: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci, "isready": self.cmd_isready, "setoption": self.cmd_setoption,
@@ -160,8 +161,10 @@ class Engine:
         return self.backend
 
     # -- dispatch ---------------------------------------------------------
-    def handle(self, line: str) -> None:
-        """Run one command line (``quit`` and end of input are the caller's)."""
+    def handle(self, line: str, read_at: float) -> None:
+        """Run one command line, read at ``read_at`` (``time.perf_counter()``: a ``go``'s
+        time counts from then); ``quit`` and end of input are the caller's."""
+        self.read_at = read_at
         tokens = line.split()
         if not tokens:
             self.out.error("empty line")
@@ -267,7 +270,7 @@ class Engine:
             self.out.error("go: the game is already over")
             self.out("bestmove (none)")
             return
-        self._job = SearchJob(self, backend, self.position, params)
+        self._job = SearchJob(self, backend, self.position, params, self.read_at)
         if self.quitting.is_set():
             self._job.stop()
         self._job.thread.start()
@@ -325,9 +328,11 @@ class SearchJob:
     search ends by itself, until ``stop`` (or ``ponderhit`` for ponder), as UCI
     requires."""
 
-    def __init__(self, engine: Engine, backend: Backend, position: Position, params: GoParams) -> None:
+    def __init__(self, engine: Engine, backend: Backend, position: Position, params: GoParams,
+                 read_at: float) -> None:
         from .search import StopSignal  # the backend is loaded, so this import is free
         self.engine = engine
+        self.read_at = read_at
         self.backend = backend
         self.position = position
         self.params = params
@@ -371,7 +376,8 @@ class SearchJob:
         timed = not (self.params.infinite or self.params.ponder)
         drops = self.engine.drops
         try:
-            limits = self.backend.limits(self.position, self.params, timed)
+            spent_ms = (time.perf_counter() - self.read_at) * 1000.0
+            limits = self.backend.limits(self.position, self.params, timed, spent_ms)
             if self.engine.debug:
                 self.engine.out(f"info string debug {limits}")
             result = self.backend.search(self.position, limits, self.signal, drops)
@@ -413,13 +419,14 @@ class CommandThread:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
         self._stop_at_end = False
         self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
         self.thread.start()
 
     def put(self, line: str) -> None:
-        self._lines.put(line)
+        """Queue a line just read, with the time it was read."""
+        self._lines.put((line, time.perf_counter()))
 
     def finish(self, stop: bool) -> None:
         """No more commands: the last search is stopped (``quit``) or, at the end of
@@ -428,8 +435,8 @@ class CommandThread:
         self._lines.put(None)
 
     def _run(self) -> None:
-        while (line := self._lines.get()) is not None:
-            self.engine.handle(line)
+        while (item := self._lines.get()) is not None:
+            self.engine.handle(*item)
         try:
             if self._stop_at_end:
                 self.engine.finish_search(stop=True)

@@ -34,20 +34,21 @@ def test_moves_to_go_caps_the_horizon() -> None:
     assert clock_budget(1000, 0, 1, 20, 30).soft_ms == pytest.approx(485.0)
 
 
-@pytest.mark.parametrize(("movetime", "overhead", "expected"), [
-    (1000, 30, 970),   # a long movetime: the overhead is kept aside
-    (100, 30, 70),
-    (100, 0, 98),      # never more than the movetime less the 2 ms safety margin
-    (30, 30, 15),      # a short one: never less than half of it
-    (30, 0, 28),
-    (10, 30, 5),
-    (10, 0, 8),
-])
-def test_movetime_budget_uses_most_of_the_movetime(movetime: int, overhead: int, expected: float) -> None:
-    """protocol.md's rule: movetime less Move Overhead, but at least half of the movetime
-    and at most the movetime less 2 ms; soft and hard are the same."""
-    budget = movetime_budget(movetime, overhead)
+@pytest.mark.parametrize(("movetime", "expected"), [(1000, 995), (100, 95), (30, 25), (6, 1), (5, 0), (0, 0)])
+def test_movetime_is_spent_but_the_margin(movetime: int, expected: float) -> None:
+    """protocol.md's rule, as Stockfish's: the search stops at the movetime less the
+    5 ms the answer needs to leave the process; Move Overhead does not come off it
+    (the budget does not take it); soft and hard are the same."""
+    budget = movetime_budget(movetime)
     assert budget.hard_ms == budget.soft_ms == expected
+
+
+def test_time_limits_count_from_the_go() -> None:
+    """Time spent before the search starts comes off both time limits, never below
+    zero, and leaves the other limits alone."""
+    limits = Limits(depth=4, soft_ms=20.0, hard_ms=50.0).after(30.0)
+    assert (limits.depth, limits.soft_ms, limits.hard_ms) == (4, 0.0, 20.0)
+    assert Limits(nodes=10).after(30.0) == Limits(nodes=10)
 
 
 def test_limits_print_rounded_for_debug() -> None:
