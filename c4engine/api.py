@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
-    from .rules.board import Position as Board
+    from .rules.board import Board
     from .search.searcher import Searcher
 
 _lock = threading.Lock()

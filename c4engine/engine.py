@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypedDict
 
 from .protocol.go_params import GoParams
-from .rules.board import Position as Board
+from .rules.board import Board
 from .rules.board import RulesError
 from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 

@@ -1,6 +1,6 @@
 """The public position: columns 1-7, a cutechess FEN, a text board, immutable and hashable.
 
-It wraps the rules' internal :class:`c4engine.board.Position` (0-based
+It wraps the rules' internal :class:`c4engine.board.Board` (0-based
 columns, bitboards) and the notation module, so that the internal ones may
 change without breaking programs written against this one.  Every refusal
 is a :class:`IllegalMoveError` carrying the message the engine's protocol
@@ -65,11 +65,11 @@ class Position:
 
     def __init__(self) -> None:
         """The empty board, the first player to move."""
-        self._board = board.Position()
+        self._board = board.Board()
         self._start_fen: str | None = None
 
     @classmethod
-    def _wrap(cls, inner: board.Position, start_fen: str | None) -> Position:
+    def _wrap(cls, inner: board.Board, start_fen: str | None) -> Position:
         pos = cls.__new__(cls)
         pos._board = inner
         pos._start_fen = start_fen
