@@ -1,4 +1,5 @@
-"""In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``.
+"""In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``;
+and ``review``, which scores games through an engine process.
 
 These run the engine's own searcher inside the calling process, with no
 engine process and no protocol in between.  One searcher (one search
@@ -25,7 +26,10 @@ from typing import TYPE_CHECKING
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .rules.board import Board
+    from .verdicts import GameReview
     from .search.searcher import Searcher
 
 _lock = threading.Lock()
@@ -126,3 +130,30 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
         result = _searcher().search(board, limits)
     assert result.move is not None, "a game that is not over has a move"
     return result.move + 1
+
+
+def review(moves_or_game: object, movetime: float = 5.0,
+           engine: str | Sequence[str] | None = None) -> GameReview:
+    """Every move of a game judged with exact scores, as ``c4engine review`` does.
+
+    ``moves_or_game`` is a :class:`Position` (its moves from its start), the
+    columns 1-7 as digits (``"4453"``) or a list, or the PGN text of one game
+    (``c4engine match``, cutechess, the board page).  Each position is scored
+    column by column by an engine process: c4engine's own by default, started
+    on the first call and kept for the process (a few seconds), or ``engine``,
+    a command line, for this call only.  ``movetime`` caps each position, in
+    seconds; where it hits, a score is a range, and a mark that the range
+    leaves open is None.
+
+    Returns a :class:`GameReview`: ``moves``, one :class:`MoveVerdict` each
+    (``mark`` ``"kept"``, ``"slower"``, ``"mistake"``, ``"blunder"`` or None;
+    ``before``/``after`` the position's and the move's :class:`Value`, Pons
+    scores from the mover's side; ``best`` the best columns), and ``first`` /
+    ``second``, each player's :class:`PlayerSummary` with its ``accuracy``.
+
+    Raises :class:`IllegalMoveError` for an illegal move in a position or
+    move list, ``ValueError`` for PGN that is not one readable game (the
+    message names the move) or a ``movetime`` that is not positive, and
+    ``c4engine.engine.EngineError`` when the engine fails."""
+    from .reviewer import review_game
+    return review_game(moves_or_game, movetime, engine)
