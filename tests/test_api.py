@@ -349,7 +349,7 @@ def test_the_readme_has_an_example_of_every_public_call() -> None:
     examples = "".join(python_examples())
     for name in ("solve(", "analyse(", "best_move(", "warm_up(", "from_moves(", "from_fen(", ".play(",
                  "legal_moves(", "winner(", "side_to_move", ".moves", ".fen(", "print(pos)",
-                 "IllegalMoveError", "connectx", "SimpleEngine.popen("):
+                 "IllegalMoveError", "connectx", "SimpleEngine.popen(", "review("):
         assert name in examples, name
 
 

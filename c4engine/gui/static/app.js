@@ -320,7 +320,6 @@
       el.textContent = !shown ? "" : !s.playable.includes(col) ? "–" : a ? a.text : "…";
       el.classList.toggle("proven", !!a && a.proven);
       el.classList.toggle("best", shown && best.includes(col));
-      if (shown && best.includes(col)) el.textContent = `★ ${el.textContent}`;
       el.title = a && a.depth !== undefined ? `depth ${a.depth}` : "";
     }
     renderPositionScore(here);
