@@ -29,8 +29,8 @@ from .arguments import flag, seconds, whole_number
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
-    from .board import Position as Board
-    from .search import Searcher
+    from .rules.board import Board
+    from .search.searcher import Searcher
 
 _lock = threading.Lock()
 _shared: Searcher | None = None
@@ -52,8 +52,8 @@ def _searcher() -> Searcher:
     """The process's searcher, built on first use (the caller holds ``_lock``)."""
     global _shared
     if _shared is None:
-        from .book import OpeningBook
-        from .search import Searcher
+        from .kernel.book import OpeningBook
+        from .search.searcher import Searcher
         # stacklevel 5: the caller of the public function, through load_or_empty
         book = OpeningBook.load_or_empty(
             lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5))
@@ -101,7 +101,7 @@ def analyse(position: Position) -> dict[int, int | None]:
     a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
     :class:`IllegalMoveError` for what is no Position or a game that is
     already over."""
-    from .search import NO_MOVE_SCORE
+    from .search.searcher import NO_MOVE_SCORE
     board = _playable(position, "analyse")
     with _lock:
         values, _nodes = _searcher().solve_moves(board)
@@ -123,7 +123,7 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
 
     Raises :class:`IllegalMoveError` for what is no Position or a game that is
     already over, and ``ValueError`` for any other time or depth."""
-    from .limits import Limits
+    from .search.limits import Limits
     board = _playable(position, "best_move")
     limit = None if time is None else seconds(time, "best_move: time")
     depth = None if depth is None else whole_number(depth, "best_move: depth", 1)

@@ -1,6 +1,6 @@
 """The public position: columns 1-7, a cutechess FEN, a text board, immutable and hashable.
 
-It wraps the rules' internal :class:`c4engine.board.Position` (0-based
+It wraps the rules' internal :class:`c4engine.board.Board` (0-based
 columns, bitboards) and the notation module, so that the internal ones may
 change without breaking programs written against this one.  Every refusal,
 whatever the type of the value refused (the rule of :mod:`c4engine.arguments`),
@@ -14,10 +14,10 @@ import operator
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from . import board
 from .arguments import is_whole_number
-from .bits import WIDTH
-from .notation import parse_digits, parse_fen, play_moves, render, to_fen
+from .rules import board
+from .rules.bits import WIDTH
+from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
 
 
 class IllegalMoveError(board.RulesError):
@@ -63,11 +63,11 @@ class Position:
 
     def __init__(self) -> None:
         """The empty board, the first player to move."""
-        self._board = board.Position()
+        self._board = board.Board()
         self._start_fen: str | None = None
 
     @classmethod
-    def _wrap(cls, inner: board.Position, start_fen: str | None) -> Position:
+    def _wrap(cls, inner: board.Board, start_fen: str | None) -> Position:
         pos = cls.__new__(cls)
         pos._board = inner
         pos._start_fen = start_fen
