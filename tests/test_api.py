@@ -42,7 +42,7 @@ def test_public_names_are_exactly_all() -> None:
 def test_importing_the_package_leaves_numba_and_the_search_out() -> None:
     """The protocol process imports the package and must answer ``uci`` at once."""
     code = ("import sys, c4engine; "
-            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.search.searcher'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.kernel', 'c4engine.search.searcher'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

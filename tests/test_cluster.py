@@ -38,7 +38,7 @@ from c4engine.referee.cli import strength_command
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-SLOW = f"{sys.executable} {TESTS / 'slow_engine.py'}"
+SLOW = f"{sys.executable} {TESTS / 'engines' / 'slow_engine.py'}"
 HEAD_START_SECONDS = 120.0
 
 

@@ -36,7 +36,7 @@ WAIT = 60.0  # seconds: a first engine start may compile the kernel
 
 
 def misbehaving(mode: str, *args: str) -> list[str]:
-    return [sys.executable, str(TESTS / "misbehaving_engine.py"), mode, *args]
+    return [sys.executable, str(TESTS / "engines" / "misbehaving_engine.py"), mode, *args]
 
 
 class Page:
@@ -414,7 +414,7 @@ async def test_an_engine_that_cannot_start(opener: Opener) -> None:
 async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> None:
     """Any engine that speaks the protocol: here the referee tests' simple engine, which
     answers in drops once told the variant is cfour."""
-    page = await opener([sys.executable, str(TESTS / "simple_engine.py")])
+    page = await opener([sys.executable, str(TESTS / "engines" / "simple_engine.py")])
     ready = await page.ready()
     assert ready["engine"]["name"] == "simple"
     await page.send(op="move", column=4)
