@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bits import BOTTOM_MASK
-from .jitbits import column_cells, jit, popcount, smear_up, winning_cells
+from ..rules.bits import BOTTOM_MASK
+from .jit import column_cells, jit, popcount, smear_up, winning_cells
 
 ODD_ROWS = BOTTOM_MASK * 0b010101   # rows 1, 3, 5: the first player's zugzwang rows
 EVEN_ROWS = BOTTOM_MASK * 0b101010  # rows 2, 4, 6: the second player's
@@ -38,10 +38,8 @@ TERM_NAMES = ("good-parity threats", "other threats", "dead threats",
 # usually never be played (2); two threats of one side one above the other win
 # as soon as the lower one becomes playable (48, just under a proven win's
 # weight in practice).  Centre stones: 1 point per column step towards the
-# middle, a tie-breaker among quiet moves.  Measured against CENTRE_ONLY at
-# equal depth, without the book, every 2-ply opening played with both colours:
-# +131 +/- 73 Elo at depth 7 (66 wins, 4 draws, 30 losses), +131 +/- 105 at
-# depth 5 (the README has the command).
+# middle, a tie-breaker among quiet moves.  The README ("Measured figures") has
+# these weights against CENTRE_ONLY at equal depth, and the command.
 THREAT_WEIGHTS = np.array([24, 8, 2, 48, 1], dtype=np.int64)
 CENTRE_ONLY = np.array([0, 0, 0, 0, 1], dtype=np.int64)
 
