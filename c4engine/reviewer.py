@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from .arguments import seconds
 from .engine import SEARCH_GRACE, EngineClient, EngineError, own_engine_argv
 from .geometry import STANDARD, Geometry
 from .inputs import decode_line
@@ -199,7 +200,7 @@ def game_of(moves_or_game: object) -> GameInput:
     the PGN of one game.  IllegalMoveError for an illegal move given as a Position's
     moves, ValueError for PGN that is not one readable game (its message names the
     move)."""
-    from .position import Position
+    from .position import IllegalMoveError, Position
     if isinstance(moves_or_game, Position):
         return _position_game(moves_or_game)
     if isinstance(moves_or_game, str) and _PGN_MARKERS.search(moves_or_game):
@@ -211,7 +212,7 @@ def game_of(moves_or_game: object) -> GameInput:
         return items[0]
     if isinstance(moves_or_game, (str, Sequence)):
         return _position_game(Position.from_moves(moves_or_game))  # type: ignore[arg-type]
-    raise TypeError(f"review: expected a Position, moves or PGN text, got {type(moves_or_game).__name__}")
+    raise IllegalMoveError(f"review: expected a Position, moves or PGN text, got {moves_or_game!r:.40}")
 
 
 def _position_game(position: Position) -> GameInput:
@@ -226,10 +227,11 @@ def _position_game(position: Position) -> GameInput:
 
 class Reviewer:
     """An engine process that scores every column of each position it is given
-    (``MultiPV`` over all columns), ``movetime_ms`` at most per position."""
+    (``MultiPV`` over all columns), ``movetime_ms`` at most per position (None:
+    until every column is proven)."""
 
     def __init__(self, command: str | Sequence[str] | None = None,
-                 movetime_ms: int = DEFAULT_MOVETIME_MS) -> None:
+                 movetime_ms: int | None = DEFAULT_MOVETIME_MS) -> None:
         self.client = EngineClient(command or own_engine_argv(), name="reviewer")
         self.movetime_ms = movetime_ms
         self.started = False
@@ -270,8 +272,11 @@ class Reviewer:
 
     def _lines(self, game: PgnGame, played: int) -> Sequence[Any]:
         self.client.position([m.col + 1 for m in game.moves[:played]], game.start_fen)
-        result = self.client.go(GoParams(movetime=self.movetime_ms),
-                                timeout=self.movetime_ms / 1000 + SEARCH_GRACE)
+        if self.movetime_ms is None:  # until every column is proven
+            result = self.client.go(GoParams(), timeout=None)
+        else:
+            result = self.client.go(GoParams(movetime=self.movetime_ms),
+                                    timeout=self.movetime_ms / 1000 + SEARCH_GRACE)
         return result.lines
 
 
@@ -399,20 +404,20 @@ _lock = threading.Lock()
 _shared: Reviewer | None = None
 
 
-def review_game(moves_or_game: object, movetime: float, engine: str | Sequence[str] | None) -> GameReview:
+def review_game(moves_or_game: object, movetime: object, engine: str | Sequence[str] | None) -> GameReview:
     """:func:`c4engine.review`'s work: one engine process, c4engine's own kept for the
     whole Python process (its start-up is the costly part), any other for this call."""
     global _shared
-    if not movetime > 0:
-        raise ValueError(f"review: movetime must be positive, got {movetime}")
+    limit = DEFAULT_MOVETIME_MS / 1000 if movetime is None else seconds(movetime, "review: movetime")
+    movetime_ms = None if limit is None else max(1, round(limit * 1000))
     item = game_of(moves_or_game)
     if engine is not None:
-        with Reviewer(engine, round(movetime * 1000)) as own:
+        with Reviewer(engine, movetime_ms) as own:
             return own.review(item)
     with _lock:
         if _shared is None:
             _shared = Reviewer()
             atexit.register(_shared.close)
-        _shared.movetime_ms = round(movetime * 1000)
+        _shared.movetime_ms = movetime_ms
         return _shared.review(item)
 

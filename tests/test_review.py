@@ -159,7 +159,7 @@ def test_the_python_api_refuses_bad_games(bad: object, error: type) -> None:
 
 
 def test_the_python_api_refuses_bad_arguments() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(IllegalMoveError):
         c4engine.review(3.5)
     with pytest.raises(ValueError):
         c4engine.review("44", movetime=0)
