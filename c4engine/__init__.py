@@ -11,14 +11,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .api import analyse, best_move, solve, warm_up
+from .api import analyse, best_move, review, solve, warm_up
 from .position import IllegalMoveError, Position
+from .verdicts import GameReview, MoveVerdict, PlayerSummary, Value
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
-    "IllegalMoveError", "Position", "__version__", "analyse", "best_move", "connectx", "engine", "solve",
-    "warm_up",
+    "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Value", "__version__",
+    "analyse", "best_move", "connectx", "engine", "review", "solve", "warm_up",
 ]
 
 

@@ -1,4 +1,5 @@
-"""In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``.
+"""In-process solving and search: ``solve``, ``analyse``, ``best_move``, ``warm_up``;
+and ``review``, which scores games through an engine process.
 
 These run the engine's own searcher inside the calling process, with no
 engine process and no protocol in between.  One searcher (one search
@@ -14,6 +15,9 @@ must answer ``uci`` at once).
 
 The functions are safe to call from several threads: a lock lets one call
 at a time use the shared searcher, so calls from other threads wait for it.
+
+Bad arguments follow the one rule of :mod:`c4engine.arguments`: each raises
+``ValueError`` naming the value (:class:`IllegalMoveError` for a position).
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
+from .arguments import flag, seconds, whole_number
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
-    from .board import Position as Board
-    from .search import Searcher
+    from collections.abc import Sequence
+
+    from .rules.board import Board
+    from .verdicts import GameReview
+    from .search.searcher import Searcher
 
 _lock = threading.Lock()
 _shared: Searcher | None = None
@@ -48,8 +56,8 @@ def _searcher() -> Searcher:
     """The process's searcher, built on first use (the caller holds ``_lock``)."""
     global _shared
     if _shared is None:
-        from .book import OpeningBook
-        from .search import Searcher
+        from .kernel.book import OpeningBook
+        from .search.searcher import Searcher
         # stacklevel 5: the caller of the public function, through load_or_empty
         book = OpeningBook.load_or_empty(
             lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5))
@@ -60,9 +68,10 @@ def _searcher() -> Searcher:
 
 
 def _playable(position: Position, call: str) -> Board:
-    """The rules' position behind ``position``; refused if the game is already over."""
+    """The rules' position behind ``position``; refused if it is no Position or the
+    game is already over."""
     if not isinstance(position, Position):
-        raise TypeError(f"{call}: expected a c4engine.Position, got {type(position).__name__}")
+        raise IllegalMoveError(f"{call}: expected a c4engine.Position, got {type(position).__name__}")
     if position.is_over():
         raise IllegalMoveError(f"{call}: the game is already over")
     return position._board
@@ -78,9 +87,11 @@ def solve(position: Position, weak: bool = False) -> int:
     result is computed, -1, 0 or 1, which is faster.
 
     The first call in a process also pays the searcher's start-up (see
-    :func:`warm_up`).  Raises :class:`IllegalMoveError` when the game is
-    already over."""
+    :func:`warm_up`).  Raises :class:`IllegalMoveError` for what is no
+    Position or a game that is already over, and ``ValueError`` for a
+    ``weak`` that is not True or False."""
     board = _playable(position, "solve")
+    weak = flag(weak, "solve: weak")
     with _lock:
         score, _nodes = _searcher().solve(board, weak)
     return score
@@ -92,8 +103,9 @@ def analyse(position: Position) -> dict[int, int | None]:
 
     The best moves are the columns with the highest score.  The first call in
     a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
-    :class:`IllegalMoveError` when the game is already over."""
-    from .search import NO_MOVE_SCORE
+    :class:`IllegalMoveError` for what is no Position or a game that is
+    already over."""
+    from .search.searcher import NO_MOVE_SCORE
     board = _playable(position, "analyse")
     with _lock:
         values, _nodes = _searcher().solve_moves(board)
@@ -103,8 +115,9 @@ def analyse(position: Position) -> dict[int, int | None]:
 def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:
     """A best column (1-7) for the side to move, as the engine would play it.
 
-    ``time`` limits the search to that many seconds, ``depth`` to that many
-    plies; with neither it searches until the result is proven, which the
+    ``time`` limits the search to that many seconds (a number above 0;
+    ``inf`` or a billion seconds or more is no limit), ``depth`` to that many
+    plies (a whole number of at least 1); with neither it searches until the result is proven, which the
     opening book and the exact solver make immediate in most positions but
     which can take minutes in hard middle-game ones.  Where the search proves
     the result in time the move is perfect; otherwise it is the deepest
@@ -112,17 +125,43 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     call in a process also pays the searcher's start-up (see :func:`warm_up`),
     and a call made while another thread's call runs waits for it first.
 
-    Raises :class:`IllegalMoveError` when the game is already over and
-    ``ValueError`` for a time or depth that is not positive."""
-    from .limits import Limits
+    Raises :class:`IllegalMoveError` for what is no Position or a game that is
+    already over, and ``ValueError`` for any other time or depth."""
+    from .search.limits import Limits
     board = _playable(position, "best_move")
-    if time is not None and not time > 0:
-        raise ValueError(f"best_move: time must be positive, got {time}")
-    if depth is not None and depth < 1:
-        raise ValueError(f"best_move: depth must be at least 1, got {depth}")
-    millis = None if time is None else time * 1000.0
+    limit = None if time is None else seconds(time, "best_move: time")
+    depth = None if depth is None else whole_number(depth, "best_move: depth", 1)
+    millis = None if limit is None else limit * 1000.0
     limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
     with _lock:
         result = _searcher().search(board, limits)
     assert result.move is not None, "a game that is not over has a move"
     return result.move + 1
+
+
+def review(moves_or_game: object, movetime: float | None = None,
+           engine: str | Sequence[str] | None = None) -> GameReview:
+    """Every move of a game judged with exact scores, as ``c4engine review`` does.
+
+    ``moves_or_game`` is a :class:`Position` (its moves from its start), the
+    columns 1-7 as digits (``"4453"``) or a list, or the PGN text of one game
+    (``c4engine match``, cutechess, the board page).  Each position is scored
+    column by column by an engine process: c4engine's own by default, started
+    on the first call and kept for the process (a few seconds), or ``engine``,
+    a command line, for this call only.  ``movetime`` caps each position, in
+    seconds (None: ``c4engine review``'s 5 s; ``inf``: no cap); where it hits, a score is a range, and a mark
+    that the range leaves open is None.
+
+    Returns a :class:`GameReview`: ``moves``, one :class:`MoveVerdict` each
+    (``mark`` ``"kept"``, ``"slower"``, ``"mistake"``, ``"blunder"`` or None;
+    ``before``/``after`` the position's and the move's :class:`Value`, Pons
+    scores from the mover's side; ``best`` the best columns), and ``first`` /
+    ``second``, each player's :class:`PlayerSummary` with its ``accuracy``.
+
+    Raises :class:`IllegalMoveError` for an illegal move in a position or
+    move list, ``ValueError`` for PGN that is not one readable game (the
+    message names the move) or a ``movetime`` that is no time (the rule of
+    :mod:`c4engine.arguments`), and ``c4engine.engine.EngineError`` when the
+    engine fails."""
+    from .reviewer import review_game
+    return review_game(moves_or_game, movetime, engine)

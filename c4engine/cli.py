@@ -15,14 +15,14 @@ from typing import IO, TYPE_CHECKING, Callable
 
 import click
 
-from . import __version__
-from .board import RulesError
-from .notation import is_digit_string, parse_digits
-from .options import find_spec
+from .version import __version__
 from .inputs import decode_line
+from .protocol.options import find_spec
+from .rules.board import RulesError
+from .rules.notation import is_digit_string, parse_digits
 
 if TYPE_CHECKING:
-    from .search import Searcher
+    from .search.searcher import Searcher
 
 
 class LazyGroup(click.Group):
@@ -30,8 +30,9 @@ class LazyGroup(click.Group):
     documented pattern for lazy subcommands)."""
 
     LAZY = {"match": "c4engine.referee.cli:match_command",
-            "strength": "c4engine.referee.strength:strength_command",
-            "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command"}
+            "strength": "c4engine.referee.cli:strength_command",
+            "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command",
+            "review": "c4engine.reviewer:review_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
@@ -59,7 +60,7 @@ def cli(ctx: click.Context) -> None:
     """c4engine: a Connect-Four engine. Without a subcommand it speaks the
     UCI-style protocol on stdin/stdout (see protocol.md)."""
     if ctx.invoked_subcommand is None:
-        from .protocol import run
+        from .protocol.server import run
         sys.exit(run())
 
 
@@ -81,7 +82,7 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     `--all` seven scores in place of one, then a summary on stderr; exits 1 if
     a score differs from the expected one or a line is bad."""
     started = time.perf_counter()
-    from .search import Searcher
+    from .search.searcher import Searcher
     searcher = Searcher(hash_mb, threads=threads)
     searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
@@ -162,8 +163,8 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
 @hash_option("Transposition table size in MB (the engine's default Hash).")
 def bench(depth: int | None, hash_mb: int) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
-    from .bench import BENCH_DEPTH, bench_lines, run_bench
-    from .search import Searcher
+    from .search.bench import BENCH_DEPTH, bench_lines, run_bench
+    from .search.searcher import Searcher
     searcher = Searcher(hash_mb)
     searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):

@@ -54,9 +54,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypedDict
 
-from .board import Position as Board, RulesError
-from .go_params import GoParams
-from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
+from .protocol.go_params import GoParams
+from .rules.board import Board
+from .rules.board import RulesError
+from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`

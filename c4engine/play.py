@@ -15,11 +15,11 @@ import time
 
 import click
 
-from .board import Position, RulesError
-from .go_params import GoParams
-from .levels import FULL_STRENGTH
-from .notation import is_digit_string, parse_digits, render
-from .scores import is_proven, mate_distance
+from .protocol.go_params import GoParams
+from .rules.board import Board, RulesError
+from .rules.notation import is_digit_string, parse_digits, render
+from .rules.scores import is_proven, mate_distance
+from .search.levels import FULL_STRENGTH
 
 HELP = """commands:
   1-7     drop a stone in that column
@@ -34,9 +34,9 @@ SYMBOL_COLOURS = {"X": "red", "O": "yellow"}
 class Game:
     """The terminal game: the position, who is who, and the engine."""
 
-    def __init__(self, start: Position, human_side: int, level: int, movetime: int) -> None:
-        from .backend import Backend  # compiles or loads the search kernel
-        from .options import Options
+    def __init__(self, start: Board, human_side: int, level: int, movetime: int) -> None:
+        from .protocol.backend import Backend  # compiles or loads the search kernel
+        from .protocol.options import Options
         self.start, self.pos, self.human_side, self.movetime = start, start, human_side, movetime
         self.options = Options()
         self.level = level
@@ -55,7 +55,7 @@ class Game:
     def search(self, level: int, subject: str) -> tuple[int, str, float]:
         """The move the engine chooses at ``level``, the verdict of its search for the
         mover (``subject``), and the seconds it took."""
-        from .search import StopSignal
+        from .search.pool import StopSignal
         self.options.store("Skill Level", level)
         began = time.perf_counter()
         limits = self.backend.limits(self.pos, GoParams(movetime=self.movetime), timed=True)
@@ -84,7 +84,7 @@ class Game:
         moves.pop()
         while len(moves) > len(self.start.history) and len(moves) % 2 != self.human_side:
             moves.pop()
-        self.pos = Position().play_all(moves)
+        self.pos = Board().play_all(moves)
 
     def finished(self) -> None:
         """Say how the game ended, if it has."""
@@ -99,7 +99,7 @@ class Game:
 
     def run(self) -> None:
         self.echo("Type a column 1-7, or help.")
-        shown: Position | None = None
+        shown: Board | None = None
         while True:
             if not self.pos.is_over() and self.pos.side_to_move != self.human_side:
                 self.engine_move()

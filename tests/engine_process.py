@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
-
-from c4engine.options import SPECS
 from protocol_grammar import BESTMOVE_RE, ERROR_RE, INFO_RE, is_known_line
+
+from c4engine.protocol.options import SPECS
 
 READY_TIMEOUT = 30.0  # numba's first compile of the kernel may take a while on a cold cache
 LINE_TIMEOUT = 10.0
@@ -98,7 +98,7 @@ class Board:
 
 
 def mate_from_pons(score: int, stones: int) -> int | None:
-    """DESIGN.md's conversion of a Pons score to the protocol's ``mate N`` (None: a draw)."""
+    """docs/design.md's conversion of a Pons score to the protocol's ``mate N`` (None: a draw)."""
     if score > 0:
         return (22 - score) - stones // 2
     if score < 0:

@@ -9,25 +9,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from c4engine import Position
-from c4engine.board import RulesError
-from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied,
-                             EngineError, EngineTimeout, Limit, Score, SearchResult,
-                             SimpleEngine,
-                             collect_lines, engine_move, hash_ready_seconds, merge_info,
-                             parse_info, parse_number)
-from c4engine.go_params import GoParams
-from c4engine.notation import parse_digits, to_fen
 from engine_process import ended_within
 
+from c4engine import Position
+from c4engine.engine import (
+    MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied, EngineError, EngineTimeout, Limit,
+    Score, SearchResult, SimpleEngine, collect_lines, engine_move, hash_ready_seconds, merge_info,
+    parse_info, parse_number,
+)
+from c4engine.protocol.go_params import GoParams
+from c4engine.rules.board import RulesError
+from c4engine.rules.notation import parse_digits, to_fen
+
 TESTS = Path(__file__).resolve().parent
-SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
+SIMPLE = f"{sys.executable} {TESTS / 'engines' / 'simple_engine.py'}"
 REAL = f"{sys.executable} -m c4engine"
 
 
 def misbehaving(mode: str, arg: str = "") -> str:
-    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
+    return f"{sys.executable} {TESTS / 'engines' / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
 
 
 @dataclass(frozen=True)

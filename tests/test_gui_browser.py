@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from c4engine.board import Position
 from c4engine.gui.game import winning_four
-from c4engine.notation import parse_digits, parse_fen
+from c4engine.rules.board import Board
+from c4engine.rules.notation import parse_digits, parse_fen
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="needs Playwright for Python: pip install playwright (never "
@@ -117,7 +117,7 @@ def board_of(tab) -> dict[tuple[int, int], int]:  # type: ignore[no-untyped-def]
     return {(col, row): owner for col, row, owner in cells}
 
 
-def expected_board(pos: Position) -> dict[tuple[int, int], int]:
+def expected_board(pos: Board) -> dict[tuple[int, int], int]:
     return {(col + 1, row + 1): pos.cell(col, row) for col in range(7) for row in range(6)}
 
 
@@ -259,3 +259,99 @@ def test_a_reload_keeps_the_game_and_settings(page) -> None:  # type: ignore[no-
     page.wait_for_function("document.getElementById('mode').value === 'humans'")
     assert board_of(page) == expected_board(parse_digits("4453"))
     assert page.text_content("#digits") == "4453"
+
+
+# ------------------------------------------------------------------ review (issue 22)
+
+REVIEW_GAMES = Path(__file__).parent / "data" / "review_games.pgn"
+
+
+def review_of(number: int) -> dict:
+    """``c4engine review --json``'s verdicts on game ``number`` of the stored match games."""
+    out = subprocess.run([sys.executable, "-m", "c4engine", "review", "--json", str(REVIEW_GAMES)],
+                         capture_output=True, text=True, check=True)
+    import json
+    return json.loads(out.stdout)["games"][number - 1]
+
+
+def wait_review_done(tab) -> None:  # type: ignore[no-untyped-def]
+    tab.wait_for_function("document.getElementById('review-status').textContent.includes('done')")
+
+
+def test_review_a_pgn_chart_clicks_keys_and_marks(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    page.fill("#pgn-text", REVIEW_GAMES.read_text())
+    page.click("#review-pgn")
+    page.wait_for_selector("#pick-game-label:not([hidden])")
+    titles = page.eval_on_selector_all("#pick-game option", "os => os.map(o => o.textContent)")
+    assert len(titles) == 1 + REVIEW_GAMES.read_text().count("[Event ")
+    number = 4
+    page.select_option("#pick-game", str(number))
+    wait_review_done(page)
+    expected = review_of(number)
+    moves = expected["moves"]
+    points = page.eval_on_selector_all("#chart circle.point", "cs => cs.map(c => [+c.dataset.ply, c.getAttribute('class')])")
+    assert [ply for ply, _ in points] == list(range(1, len(moves) + 1))
+    assert [cls.split()[1] for _, cls in points] == [m["mark"] for m in moves]
+    page.locator("#chart").screenshot(path=str(tmp_path / "review-chart.png"))
+    # the move list: each move's mark, and the best move where it differed
+    shown = page.eval_on_selector_all("#moves .move", "bs => bs.map(b => b.textContent)")
+    for text, move in zip(shown, moves):
+        assert text.startswith(f"{'✕' if move['player'] == 1 else '◯'}{move['column']}{move['nag']}")
+        if move["mark"] != "kept":
+            assert f"best {' or '.join(map(str, move['best']))}" in text
+    # click a point: the board shows the game after that move
+    columns = [m["column"] for m in moves]
+    target = min(5, len(moves))
+    page.click(f"#chart circle.point[data-ply='{target}']")
+    wait_stones(page, target)
+    assert board_of(page) == expected_board(parse_digits("".join(map(str, columns[:target]))))
+    # arrow keys step back and forth
+    page.keyboard.press("ArrowLeft")
+    wait_stones(page, target - 1)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_stones(page, target + 1)
+    assert board_of(page) == expected_board(parse_digits("".join(map(str, columns[:target + 1]))))
+    assert page.eval_on_selector("#chart circle.current", "c => +c.dataset.ply") == target + 1
+    # the position's score in words, from the side to move and from the first player
+    verdict = moves[target + 1] if target + 1 < len(moves) else None
+    if verdict:
+        score_text = page.text_content("#position-score")
+        assert verdict["before"]["words"] in score_text and "From the first player's (✕) side" in score_text
+        best = page.eval_on_selector_all("#scores .score.best", "ss => ss.map(s => +s.dataset.col)")
+        assert best == verdict["best"]
+    assert page.evaluate("location.search") == "?pos=" + "".join(map(str, columns[:target + 1]))
+
+
+def test_review_the_game_just_played_on_a_phone(page) -> None:  # type: ignore[no-untyped-def]
+    page.select_option("#mode", "humans")
+    for col in (1, 4, 4):  # 1 throws the first player's win away
+        count = stones(page)
+        click_column(page, col)
+        wait_stones(page, count + 1)
+    page.click("#review-played")
+    wait_review_done(page)
+    classes = page.eval_on_selector_all("#chart circle.point", "cs => cs.map(c => c.getAttribute('class').split(' ')[1])")
+    assert classes == ["blunder", "kept", "kept"]
+    assert "??" in page.text_content("#moves")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # chart and board fit
+    box = page.eval_on_selector("#chart", "c => c.getBoundingClientRect().right")
+    assert box <= 390
+
+
+def test_a_link_opens_its_position(browser, server: GuiServer) -> None:  # type: ignore[no-untyped-def]
+    tab = browser.new_page(viewport=DESKTOP)
+    tab.set_default_timeout(WAIT_MS)
+    tab.goto(server.url + "?pos=4453")
+    wait_stones(tab, 4)
+    assert board_of(tab) == expected_board(parse_digits("4453"))
+    tab.close()
+
+
+def test_animation_is_off_when_the_system_asks_for_reduced_motion(browser, server: GuiServer) -> None:  # type: ignore[no-untyped-def]
+    for motion, checked in (("reduce", False), ("no-preference", True)):
+        context = browser.new_context(reduced_motion=motion)
+        tab = context.new_page()
+        tab.goto(server.url)
+        assert tab.is_checked("#animate") is checked
+        context.close()

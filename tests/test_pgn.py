@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from c4engine.engine import Score
-from c4engine.notation import parse_digits
 from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.rules.notation import parse_digits
 
 
 def sample_game(**changes) -> PgnGame:
@@ -112,3 +112,17 @@ def test_reader_refuses_an_illegal_move():
     text = '[White "A"]\n[Black "B"]\n[Result "*"]\n\n1. P@d1 {x} P@d3 {y} *\n'
     with pytest.raises(ValueError, match="move 2 'P@d3'"):
         read_games(text)
+
+
+def test_move_annotations_are_written_and_read_back():
+    """Issue 22: a review writes ``?!``, ``?`` and ``??`` after its moves; the reader
+    takes them, and numeric NAGs ($2), from any PGN."""
+    pos = parse_digits("4455")
+    moves = (PgnMove(pos.history[0], "+M21"), PgnMove(pos.history[1], "-M20", "?!"),
+             PgnMove(pos.history[2], "", "??"), PgnMove(pos.history[3], "0.00", "?"))
+    game = sample_game(moves=moves, result="*", result_comment="")
+    text = write_game(game)
+    assert "P@d2?! {-M20}" in text and "P@e1??" in text
+    assert read_games(text) == [game]
+    numeric = read_games('[Variant "cfour"]\n\n1. P@d1 $1 {good} P@d2 $6 $14 *')[0]
+    assert [(m.nag, m.comment) for m in numeric.moves] == [("!", "good"), ("?!", "")]

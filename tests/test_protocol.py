@@ -31,16 +31,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from c4engine.options import SPECS
 from engine_process import (
     DEFAULT_HASH_MB, HEIGHT, MID_FEN, READY_TIMEOUT, START_FEN, WIDTH, Board, EngineProcess,
-    bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons,
-    score_of, start_engine, start_long_search,
+    bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons, score_of,
+    start_engine, start_long_search,
 )
 from protocol_grammar import DEBUG_RE, ERROR_RE
 from timing import best_of
 
+from c4engine.protocol.options import SPECS
 
 # ------------------------------------------------------------------ fixtures
 
@@ -279,7 +278,7 @@ PROVEN = [  # lines of Pons' Test_L3_R1: moves and exact score
 @pytest.mark.parametrize(("moves", "pons"), PROVEN)
 def test_proven_result_gives_the_exact_mate_distance(engine: EngineProcess, moves: str, pons: int) -> None:
     """A plain ``go`` searches until solved: the last score is ``mate N`` with N from the
-    DESIGN.md formula at a depth of every empty cell, every mate score on the way is that
+    docs/design.md formula at a depth of every empty cell, every mate score on the way is that
     same N, and the bestmove is the solved pv's first move."""
     expected = mate_from_pons(pons, len(moves))
     engine.send(f"position startpos moves {moves}")

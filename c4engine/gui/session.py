@@ -17,11 +17,19 @@ for a position that has since changed has its answer ignored.
 An engine that dies, or that does not answer within its time plus a grace
 period, is reported to the page, which offers a restart; the game lives
 here, not in the engine, so nothing is lost.
+
+A page that sends faster than the session answers (it would have to stop
+reading, for the session waits on the page's connection) finds at most
+:data:`MAX_WAITING_REQUESTS` requests waiting; the ones past that are refused
+unread, and the page is told how many once the session catches up.  When the
+page goes, the requests still waiting are dropped and the session and its
+engine end after the event in hand, not after a backlog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import time
 import traceback
@@ -30,13 +38,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..board import RulesError
-from ..engine import (SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info,
-                      start_failure)
-from ..go_params import GoParams
-from ..notation import parse_int
+from ..engine import SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info, start_failure
+from ..protocol.go_params import GoParams
+from ..referee.pgn import PgnGame, PgnMove, write_game
+from ..reviewer import GameInput, InputProblem, read_input
+from ..rules.board import Board, RulesError
+from ..rules.notation import parse_fen, parse_int, to_fen
 from .game import Game
 from .process import EngineProcess
+from .review import MOVETIME_MS as REVIEW_MOVETIME_MS
+from .review import PageReview
 
 MODES = ("first", "second", "humans")  # the person plays first, second, or both sides
 LEVELS = range(0, 21)
@@ -46,6 +57,9 @@ HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
 HANG_GRACE = SEARCH_GRACE  # seconds past its time (or past a stop) before an engine counts as hung
 TICK = 0.25
 MAX_TEXT = 300
+MAX_PGN = 1 << 20  # characters of PGN a page may send for review
+MAX_WAITING_REQUESTS = 64
+NOT_A_REQUEST = "a request must be a JSON object with an 'op'"
 
 
 class RequestError(ValueError):
@@ -57,7 +71,7 @@ class Search:
     """One ``go`` in flight: what it is for, the game version it searches, and when
     its engine counts as hung if no ``bestmove`` has come."""
 
-    kind: str  # move, hint, analysis
+    kind: str  # move, hint, analysis, review
     version: int
     started: float
     deadline: float | None
@@ -71,6 +85,9 @@ class Session:
         self.argv = list(argv)
         self._send = send
         self.events: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.waiting_requests = 0  # of the events, the page's requests
+        self.refused_requests = 0  # since the page was last told
+        self.closed = False
         self.game = Game()
         self.version = 0
         self.mode, self.level, self.movetime, self.analysis = "first", 20, 1000, False
@@ -84,13 +101,30 @@ class Session:
         self.drops = False
         self.pending: deque[Search] = deque()
         self.handshake_deadline = 0.0
+        self.review: PageReview | None = None
+        self.reviews_started = 0
         self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
             "move": self.req_move, "undo": self.req_undo, "redo": self.req_redo, "new": self.req_new,
             "set": self.req_set, "settings": self.req_settings, "hint": self.req_hint,
-            "restart": self.req_restart,
+            "restart": self.req_restart, "review": self.req_review, "goto": self.req_goto,
         }
 
     # -- the actor --------------------------------------------------------
+    def submit(self, request: str | bytes) -> None:
+        """Queue a page's request (a WebSocket message) for the actor, or refuse it
+        unread when :data:`MAX_WAITING_REQUESTS` are waiting already."""
+        if self.waiting_requests >= MAX_WAITING_REQUESTS:
+            self.refused_requests += 1
+            return
+        self.waiting_requests += 1
+        self.events.put_nowait(("request", request))
+
+    def close(self) -> None:
+        """The page is gone: the actor ends after the event in hand, and what was
+        still waiting is dropped with the session."""
+        self.closed = True
+        self.events.put_nowait(("closed",))
+
     async def run(self) -> None:
         """Handle events until the page goes away; the engine goes with it."""
         await self.restart_engine()
@@ -101,7 +135,7 @@ class Session:
                     event = await asyncio.wait_for(self.events.get(), TICK)
                 except asyncio.TimeoutError:
                     event = ("tick",)
-                if event[0] == "closed":
+                if self.closed:
                     return
                 await self.handle(event)
                 await self.check_hang()  # also while lines keep coming without a bestmove
@@ -111,7 +145,9 @@ class Session:
     async def handle(self, event: tuple[Any, ...]) -> None:
         try:
             if event[0] == "request":
+                self.waiting_requests -= 1
                 await self.on_request(event[1])
+                await self.tell_refused()
             elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
                 await self.on_engine_line(event[2])
         except Exception as exc:  # noqa: BLE001 - a bug must not end the page's session
@@ -124,16 +160,27 @@ class Session:
         except (ConnectionError, RuntimeError):
             pass  # the page is gone; the "closed" event ends the session
 
+    async def tell_refused(self) -> None:
+        if self.refused_requests:
+            count, self.refused_requests = self.refused_requests, 0
+            await self.send({"type": "error", "message": (
+                f"{count} request(s) refused unread: at most {MAX_WAITING_REQUESTS} may wait "
+                "for an answer")})
+
     # -- page requests ----------------------------------------------------
-    async def on_request(self, message: Any) -> None:
-        op = message.get("op") if isinstance(message, dict) else None
-        handler = self.requests.get(op) if isinstance(op, str) else None
+    async def on_request(self, request: str | bytes) -> None:
+        op = None
         try:
+            message = read_request(request)
+            op = message.get("op")
+            handler = self.requests.get(op) if isinstance(op, str) else None
             if handler is None:
-                raise RequestError(f"unknown request {op!r}" if op else "a request must be a JSON object with an 'op'")
+                raise RequestError(f"unknown request {op!r}" if op else NOT_A_REQUEST)
             outcome = handler(message)
             if outcome is not None:
                 await outcome
+        except Quiet:
+            return
         except (RequestError, RulesError) as err:
             await self.send({"type": "error", "request": op, "message": str(err)})
             return
@@ -202,6 +249,55 @@ class Session:
     async def req_restart(self, message: dict[str, Any]) -> None:
         await self.restart_engine()
 
+    async def req_review(self, message: dict[str, Any]) -> None:
+        """Review the game on the board (``played``) or a game of ``pgn`` (``game``: its
+        number; without one, a PGN of several games gets their list to pick from).
+        The board then shows the game from its start, two people to move, so that
+        stepping through it never makes the engine play."""
+        if message.get("played"):
+            item = self.played_game()
+        else:
+            items = read_pgn(message.get("pgn"))
+            number = message.get("game")
+            if number is None and len(items) > 1:
+                await self.send({"type": "review_games", "games": [game_entry(i) for i in items]})
+                raise Quiet
+            chosen = items[0] if number is None else next(
+                (i for i in items if i.number == number), None)
+            if chosen is None:
+                raise RequestError(f"there is no game {number!r} in that PGN")
+            if isinstance(chosen, InputProblem):
+                raise RequestError(f"cannot review {chosen}")
+            item = chosen
+        self.reviews_started += 1
+        self.review = PageReview(self.reviews_started, item)
+        game = item.game
+        self.game = Game(parse_fen(game.start_fen) if game.start_fen else Board(), [],
+                         [m.col for m in reversed(game.moves)], game.start_fen is None)
+        self.mode = "humans"
+        self.position_changed()
+
+    def played_game(self) -> GameInput:
+        """The game on the board, with the moves undone after it, as a review input."""
+        moves = self.game.moves + list(reversed(self.game.undone))
+        start_fen = None if self.game.from_start else to_fen(self.game.base)
+        final = self.game.base.play_all(moves)
+        result = "*" if not final.is_over() else (
+            "1/2-1/2" if not final.last_mover_won() else ("1-0" if final.side_to_move == 1 else "0-1"))
+        return GameInput(1, 1, PgnGame("?", "?", result, tuple(PgnMove(c) for c in moves), start_fen=start_fen))
+
+    def req_goto(self, message: dict[str, Any]) -> None:
+        """Show the game after ``ply`` of its moves, played or undone (two people only:
+        else stepping back could hand the engine a move)."""
+        if self.mode != "humans":
+            raise RequestError("stepping through a game needs the mode 'two people'")
+        ply = whole_number(message, "ply", range(0, len(self.game.moves) + len(self.game.undone) + 1))
+        while len(self.game.moves) > ply:
+            self.game.undo()
+        while len(self.game.moves) < ply:
+            self.game.redo()
+        self.position_changed()
+
     def position_changed(self) -> None:
         """A new version of the game: searches of the old one are void."""
         self.version += 1
@@ -261,6 +357,9 @@ class Session:
             await self.on_handshake_line(line, words)
         elif words[:2] == ["info", "string"]:
             await self.send({"type": "engine_says", "text": " ".join(words[2:])})
+        elif words[:1] == ["info"] and self.pending and self.pending[0].kind == "review":
+            if self.review is not None and self.current(self.pending[0]):
+                self.review.add_line(line)
         elif words[:1] == ["info"] and self.pending and self.current(self.pending[0]):
             await self.forward_info(line)
         elif words[:1] == ["bestmove"]:
@@ -298,7 +397,10 @@ class Session:
         if not self.pending:
             return
         search = self.pending.popleft()
-        if self.current(search) and search.kind != "analysis":
+        if self.current(search) and search.kind == "review" and self.review is not None:
+            self.review.finish_position()
+            await self.send({"type": "review", "review": self.review.describe()})
+        elif self.current(search) and search.kind not in ("analysis", "review"):
             try:
                 column = engine_move(token, self.game.position, self.drops) + 1
             except RulesError as err:
@@ -316,16 +418,25 @@ class Session:
 
     # -- searching --------------------------------------------------------
     def current(self, search: Search) -> bool:
-        return search.version == self.version and not search.stopping
+        return search.version == self.version_for(search.kind) and not search.stopping
+
+    def version_for(self, kind: str | None) -> int:
+        """What a search of ``kind`` must have been started for: a review's serial
+        (it goes on while the page steps through the game), else the game's version."""
+        return self.review.serial if kind == "review" and self.review is not None else self.version
 
     def wanted_search(self) -> str | None:
         """What the engine should be searching now, if anything."""
-        if self.game.result() is not None:
+        if self.game.result() is not None and (self.review is None or self.review.done):
             return None
+        if self.game.result() is not None:
+            return "review"
         if self.engine_to_move():
             return "move"
         if self.hint_wanted == self.version and (self.hint is None or self.hint[0] != self.version):
             return "hint"
+        if self.review is not None and not self.review.done:
+            return "review"
         return "analysis" if self.analysis else None
 
     def schedule(self) -> None:
@@ -336,7 +447,7 @@ class Session:
         wanted = self.wanted_search()
         if self.pending:
             search = self.pending[0]
-            if (search.kind, search.version) != (wanted, self.version) and not search.stopping:
+            if (search.kind, search.version) != (wanted, self.version_for(wanted)) and not search.stopping:
                 search.stopping = True
                 search.deadline = time.monotonic() + HANG_GRACE
                 self.engine.send("stop")
@@ -347,13 +458,18 @@ class Session:
     def start_search(self, kind: str) -> None:
         assert self.engine is not None
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
-        self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
-        self.engine.send(self.game.engine_position(self.drops))
-        limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=self.movetime)
+        self.set_option("MultiPV", ANALYSIS_LINES if kind in ("analysis", "review") else 1)
+        if kind == "review" and self.review is not None:
+            self.engine.send(self.review.position_command(self.drops))
+            movetime = REVIEW_MOVETIME_MS
+        else:
+            self.engine.send(self.game.engine_position(self.drops))
+            movetime = self.movetime
+        limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=movetime)
         self.engine.send(limits.command())
         now = time.monotonic()
-        deadline = None if kind == "analysis" else now + self.movetime / 1000 + HANG_GRACE
-        self.pending.append(Search(kind, self.version, now, deadline))
+        deadline = None if kind == "analysis" else now + movetime / 1000 + HANG_GRACE
+        self.pending.append(Search(kind, self.version_for(kind), now, deadline))
 
     def set_option(self, name: str, value: int) -> None:
         """``setoption`` if the engine has the option and it does not hold ``value``
@@ -373,6 +489,16 @@ class Session:
             self.sent_options[name] = str(value)
 
     # -- what the page sees -----------------------------------------------
+    def game_pgn(self) -> str:
+        """The game on the board as PGN, all its moves (undone ones too); annotated
+        when it is the game under review and the review is done."""
+        item = self.played_game()
+        review = self.review
+        if review is not None and review.done and review.columns == [m.col + 1 for m in item.game.moves] \
+                and review.item.game.start_fen == item.game.start_fen:
+            return str(review.describe()["pgn"])
+        return write_game(item.game)
+
     async def push_state(self) -> None:
         search = self.pending[0] if self.pending and self.current(self.pending[0]) else None
         await self.send({
@@ -383,8 +509,55 @@ class Session:
             "engine_turn": self.engine_to_move(),
             "thinking": search.kind if search else None,
             "last_engine_move": self.last_engine_move,
+            "pgn": self.game_pgn(), "plies": len(self.game.moves) + len(self.game.undone),
+            "review_serial": self.review.serial if self.review else None,
             "engine": {"status": self.status, "detail": self.detail, "name": self.engine_name},
         })
+
+
+class Quiet(RequestError):
+    """A request answered by a message of its own: no error, no state."""
+
+
+def read_pgn(text: object) -> list[GameInput | InputProblem]:
+    """The games of a PGN the page sent; RequestError when there is none to review."""
+    if not isinstance(text, str) or not text.strip():
+        raise RequestError("paste or load a PGN (or digits, one game a line) first")
+    if len(text) > MAX_PGN:
+        raise RequestError(f"that PGN has {len(text)} characters; the board reviews at most {MAX_PGN}")
+    try:
+        items = read_input(text.encode("utf-8", "replace"))
+    except ValueError as err:
+        raise RequestError(str(err)) from None
+    if not items:
+        raise RequestError("no game found in that PGN")
+    return items
+
+
+def game_entry(item: GameInput | InputProblem) -> dict[str, Any]:
+    """A game in the page's list to pick from (a game that cannot be read says why)."""
+    if isinstance(item, InputProblem):
+        return {"number": item.number, "title": str(item), "ok": False}
+    game = item.game
+    return {"number": item.number, "ok": True,
+            "title": f"{item.number}. {game.white} - {game.black} {game.result} ({len(game.moves)} moves)"}
+
+
+def read_request(request: str | bytes) -> dict[str, Any]:
+    """A page's WebSocket message as a JSON object; RequestError saying why when it is
+    none.  Python's JSON reader recurses, so a message nested thousands of levels
+    deep raises RecursionError, which is refused like any other text."""
+    if not isinstance(request, str):
+        raise RequestError(f"{NOT_A_REQUEST}, sent as text")
+    try:
+        message = json.loads(request)
+    except ValueError:
+        raise RequestError(NOT_A_REQUEST) from None
+    except RecursionError:
+        raise RequestError(f"{NOT_A_REQUEST}, nested a few levels at most") from None
+    if not isinstance(message, dict):
+        raise RequestError(NOT_A_REQUEST)
+    return message
 
 
 def whole_number(message: dict[str, Any], key: str, allowed: range, default: int | None = None) -> int:

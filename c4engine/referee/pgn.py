@@ -30,21 +30,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..board import Position, RulesError
 from ..engine import InfoDict
-from ..notation import format_move, parse_fen, parse_move
+from ..rules.board import Board, RulesError
+from ..rules.notation import format_move, parse_fen, parse_move
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 BOOK = "book"
 LINE_WIDTH = 80  # cutechess wraps movetext below 80 columns
 
 
+SUFFIX_OF_NAG = {1: "!", 2: "?", 3: "!!", 4: "??", 5: "!?", 6: "?!"}  # PGN's move annotations
+
+
 @dataclass(frozen=True)
 class PgnMove:
-    """A move (0-based column) and its comment: ``book``, ``+0.35/12 0.103s`` or empty."""
+    """A move (0-based column), its comment (``book``, ``+0.35/12 0.103s`` or empty)
+    and its annotation (``?!``, ``?``, ``??``... or empty)."""
 
     col: int
     comment: str = ""
+    nag: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,10 @@ class PgnGame:
     time_control: str | None = None
     start_fen: str | None = None
 
-    def start_position(self) -> Position:
-        return parse_fen(self.start_fen) if self.start_fen else Position()
+    def start_position(self) -> Board:
+        return parse_fen(self.start_fen) if self.start_fen else Board()
 
-    def final_position(self) -> Position:
+    def final_position(self) -> Board:
         return self.start_position().play_all([m.col for m in self.moves])
 
 
@@ -133,7 +138,7 @@ def _movetext_units(game: PgnGame) -> list[str]:
         number = pos.stones // 2 + 1
         prefix = f"{number}. " if pos.side_to_move == 0 else (f"{number}... " if i == 0 else "")
         comment = f" {{{_comment(move.comment)}}}" if move.comment else ""
-        units.append(f"{prefix}{format_move(move.col, pos, drops=True)}{comment}")
+        units.append(f"{prefix}{format_move(move.col, pos, drops=True)}{move.nag}{comment}")
         pos = pos.play(move.col)
     ending = f"{{{_comment(game.result_comment)}}} " if game.result_comment else ""
     units.append(ending + game.result)
@@ -157,8 +162,8 @@ _TOKEN = re.compile(r"""
     | ;[^\n]*
     | (?P<result>1-0|0-1|1/2-1/2|\*)
     | \d+\.(?:\.\.)?
-    | \$\d+
-    | (?P<move>[^\s\[\]{};]+)
+    | \$(?P<nag>\d+)
+    | (?P<move>[^\s\[\]{};!?]+)(?P<suffix>[!?]{1,2})?
 """, re.VERBOSE)
 
 
@@ -168,13 +173,13 @@ class _GameBuilder:
 
     tags: dict[str, str] = field(default_factory=dict)
     moves: list[PgnMove] = field(default_factory=list)
-    pos: Position | None = None
+    pos: Board | None = None
     ending: list[str] = field(default_factory=list)
 
     def add_move(self, token: str) -> None:
         if self.pos is None:
             fen = self.tags.get("FEN")
-            self.pos = parse_fen(fen) if fen else Position()
+            self.pos = parse_fen(fen) if fen else Board()
         try:
             col = parse_move(token, self.pos)
             self.pos = self.pos.play(col)
@@ -184,10 +189,18 @@ class _GameBuilder:
                              f"'{token}': {err}") from None
         self.moves.append(PgnMove(col))
 
+    def annotate(self, nag: str) -> None:
+        """The last move's annotation, a suffix (``?!``) or a NAG number (``$6``);
+        NAGs that are no move annotation are skipped, as before any move."""
+        nag = SUFFIX_OF_NAG.get(int(nag), "") if nag.isdigit() else nag
+        if self.moves and nag:
+            last = self.moves[-1]
+            self.moves[-1] = PgnMove(last.col, last.comment, nag)
+
     def add_comment(self, text: str) -> None:
         """A move's first comment is its own; any further one describes the ending."""
         if self.moves and not self.moves[-1].comment and not self.ending:
-            self.moves[-1] = PgnMove(self.moves[-1].col, text.strip())
+            self.moves[-1] = PgnMove(self.moves[-1].col, text.strip(), self.moves[-1].nag)
         else:
             self.ending.append(text.strip())
 
@@ -217,4 +230,8 @@ def read_games(text: str) -> list[PgnGame]:
             builder = _GameBuilder()
         elif token["move"]:
             builder.add_move(token["move"])
+            if token["suffix"]:
+                builder.annotate(token["suffix"])
+        elif token["nag"]:
+            builder.annotate(token["nag"])
     return games

@@ -6,8 +6,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .game import GameOutcome
-from .stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial,
-                    score, sprt_decision, sprt_llr_pentanomial)
+from .stats import (
+    Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial, score, sprt_decision,
+    sprt_llr_pentanomial,
+)
 
 
 @dataclass

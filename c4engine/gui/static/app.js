@@ -12,6 +12,11 @@
   let analysis = {};        // column -> {text, depth} for the state's version
   let thinking = "";        // the last line of the engine's own move search, in words
   let lastMoveWords = "";   // that line's score, kept for the move it chose
+  let bestLine = null;      // the analysis' multipv 1: {column, score, proven}
+  let review = null;        // the review the server sent last (c4engine review --json's form)
+  let pgnText = "";         // the PGN whose game list is shown
+  const SVG = "http://www.w3.org/2000/svg";
+  const MARK_NAGS = {kept: "", slower: "?!", mistake: "?", blunder: "??"};
   const cells = [];         // cells[row][col], row 0 at the top
 
   // ---------------------------------------------------------------- building
@@ -54,17 +59,37 @@
     $("level").onchange = () => request({op: "settings", level: Number($("level").value)});
     $("movetime").onchange = () => request({op: "settings", movetime: Number($("movetime").value)});
     $("analysis").onchange = () => request({op: "settings", analysis: $("analysis").checked});
-    $("animate").checked = localStorage.getItem("c4-animate") !== "off";
+    // Animation: the user's choice, else off when the system asks for reduced motion.
+    const chosen = localStorage.getItem("c4-animate");
+    $("animate").checked = chosen ? chosen !== "off" : !matchMedia("(prefers-reduced-motion: reduce)").matches;
     $("animate").onchange = () => localStorage.setItem("c4-animate", $("animate").checked ? "on" : "off");
     $("copy-digits").onclick = () => copy($("digits").textContent);
     $("copy-fen").onclick = () => copy($("fen").textContent);
+    $("copy-pgn").onclick = () => copy(state ? state.pgn : "");
+    $("review-played").onclick = () => request({op: "review", played: true});
+    $("review-pgn").onclick = () => { pgnText = $("pgn-text").value; request({op: "review", pgn: pgnText}); };
+    $("pick-game").onchange = () => request({op: "review", pgn: pgnText, game: Number($("pick-game").value)});
+    $("pgn-file").onchange = () => {
+      const file = $("pgn-file").files[0];
+      if (file) file.text().then((text) => { $("pgn-text").value = text; $("review-pgn").click(); });
+    };
     document.addEventListener("keydown", (e) => {
       const typing = ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)
         && document.activeElement.type !== "checkbox" && document.activeElement.type !== "range";
-      if (!typing && !e.ctrlKey && !e.metaKey && !e.altKey && /^[1-7]$/.test(e.key)) {
-        request({op: "move", column: Number(e.key)});
+      if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (/^[1-7]$/.test(e.key)) request({op: "move", column: Number(e.key)});
+      const step = {ArrowLeft: -1, ArrowRight: 1}[e.key];
+      if (step && state) {
+        e.preventDefault();
+        const ply = state.moves.length + step;
+        if (ply >= 0 && ply <= state.plies) goto(ply);
       }
     });
+  }
+
+  function goto(ply) {
+    if (state && state.mode !== "humans") request({op: "settings", mode: "humans"});
+    request({op: "goto", ply});
   }
 
   function copy(text) {
@@ -87,12 +112,22 @@
   }
 
   // A reload opens a new session: the tab's last position and settings carry over.
+  // A link with ?pos=4453 (or ?fen=...) opens that position, over the tab's last one.
   function resume() {
     const saved = JSON.parse(sessionStorage.getItem("c4-game") || "null");
-    if (!saved) return;
-    request({op: "settings", mode: saved.mode, level: saved.level, movetime: saved.movetime,
-             analysis: saved.analysis});
-    if (saved.position) request({op: "set", text: saved.position});
+    const params = new URLSearchParams(location.search);
+    const linked = params.get("pos") ?? params.get("fen");
+    if (saved) {
+      request({op: "settings", mode: saved.mode, level: saved.level, movetime: saved.movetime,
+               analysis: saved.analysis});
+    }
+    const position = linked !== null ? linked : saved && saved.position;
+    if (position) request({op: "set", text: position});
+  }
+
+  function showInAddress(s) {
+    const query = s.digits !== null ? `?pos=${s.digits}` : `?fen=${encodeURIComponent(s.fen)}`;
+    if (location.search !== query) history.replaceState(null, "", query);
   }
 
   function remember(s) {
@@ -119,10 +154,18 @@
       }
       const previous = state;
       state = message;
+      if (!state.analysis || (previous && previous.version !== state.version)) bestLine = null;
       render(previous);
       remember(state);
+      showInAddress(state);
     } else if (message.type === "info") {
       info(message);
+    } else if (message.type === "review") {
+      review = message.review;
+      $("pick-game-label").hidden = true;
+      renderReview();
+    } else if (message.type === "review_games") {
+      pickGame(message.games);
     } else if (message.type === "error") {
       showError(message.message);
     } else if (message.type === "engine_says" && message.text.startsWith("error")) {
@@ -152,6 +195,7 @@
     if (message.kind === "analysis") {
       const proven = (message.score.kind === "mate" && !message.score.bound) || words === "draw";
       analysis[message.pv[0]] = {text: words, depth: message.depth, proven};
+      if (message.multipv === 1) bestLine = {column: message.pv[0], score: message.score, words, proven};
       renderScores();
     } else if (message.kind === "move" && message.multipv === 1) {
       thinking = `${words} (depth ${message.depth})`;
@@ -200,7 +244,7 @@
     $("undo").disabled = !s.can_undo;
     $("redo").disabled = !s.can_redo;
     $("hint-button").disabled = s.result !== null || s.engine.status !== "ready";
-    renderMoves(s);
+    renderReview();
     $("digits").textContent = s.digits === null ? "(set from a FEN)" : (s.digits || "(start)");
     $("copy-digits").disabled = s.digits === null;
     $("fen").textContent = s.fen;
@@ -251,29 +295,162 @@
     }
   }
 
+  // The verdict on the move about to be played here, when the review has it.
+  function reviewHere() {
+    const ply = reviewPly();
+    return ply !== null && review.moves[ply] ? review.moves[ply] : null;
+  }
+
+  // How far the board is into the reviewed game, or null when it shows another game.
+  function reviewPly() {
+    if (!review || !state || state.review_serial !== review.serial) return null;
+    const line = review.columns;
+    if (state.moves.length > line.length || !state.moves.every((m, i) => m === line[i])) return null;
+    return state.moves.length;
+  }
+
   function renderScores() {
     const s = state;
+    const here = reviewHere();
+    const best = here ? here.best : bestLine && bestLine.proven ? [bestLine.column] : [];
     for (const el of $("scores").children) {
       const col = Number(el.dataset.col);
-      const a = analysis[col];
-      el.textContent = !s.analysis ? "" : !s.playable.includes(col) ? "–" : a ? a.text : "…";
+      const a = here ? {text: here.columns[col] ? here.columns[col].words : "–", proven: true} : analysis[col];
+      const shown = here || s.analysis;
+      el.textContent = !shown ? "" : !s.playable.includes(col) ? "–" : a ? a.text : "…";
       el.classList.toggle("proven", !!a && a.proven);
-      el.title = a ? `depth ${a.depth}` : "";
+      el.classList.toggle("best", shown && best.includes(col));
+      el.title = a && a.depth !== undefined ? `depth ${a.depth}` : "";
     }
+    renderPositionScore(here);
+  }
+
+  // The position's score in words, from the side to move and from the first player.
+  function renderPositionScore(here) {
+    const s = state, box = $("position-score");
+    let words = null;
+    if (here) words = here.before.words;
+    else if (s.analysis && bestLine && bestLine.proven) words = bestLine.words;
+    box.textContent = "";
+    if (!words || s.result) return;
+    const mover = s.to_move === "first" ? NAMES[1] : NAMES[2];
+    const main = document.createElement("span");
+    main.textContent = `${mover[0].toUpperCase()}${mover.slice(1)} to move: ${words}`;
+    const first = document.createElement("span");
+    first.className = "first-view";
+    first.textContent = `From the first player's (✕) side: ${s.to_move === "first" ? words : flipWords(words)}`;
+    box.append(main, first);
+  }
+
+  function flipWords(words) {
+    const swap = {wins: "loses", loses: "wins", better: "worse", worse: "better"};
+    return words.replace(/\b(wins|loses|better|worse)\b/g, (w) => swap[w]);
   }
 
   function renderMoves(s) {
     const list = $("moves");
     list.innerHTML = "";
+    const line = reviewPly() !== null ? review.columns : s.moves;
     const firstIsSecond = s.first_mover === "second";
-    const plies = firstIsSecond ? [null, ...s.moves] : s.moves;
+    const plies = firstIsSecond ? [null, ...line] : line;
     for (let i = 0; i < plies.length; i += 2) {
       const li = document.createElement("li");
-      const a = plies[i] === null ? "…" : `✕${plies[i]}`;
-      const b = i + 1 < plies.length ? ` ◯${plies[i + 1]}` : "";
-      li.textContent = `${i / 2 + 1}. ${a}${b}`;
+      li.append(`${i / 2 + 1}. `);
+      for (const j of [i, i + 1]) {
+        if (j >= plies.length) break;
+        if (plies[j] === null) { li.append("… "); continue; }
+        const ply = firstIsSecond ? j - 1 : j;
+        li.append(moveButton(ply, plies[j], j % 2 === (firstIsSecond ? 1 : 0) ? "✕" : "◯"), " ");
+      }
       list.appendChild(li);
     }
+  }
+
+  function moveButton(ply, column, symbol) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "move";
+    b.dataset.ply = String(ply + 1);
+    const verdict = reviewPly() !== null && review.moves[ply];
+    b.textContent = `${symbol}${column}${verdict ? MARK_NAGS[verdict.mark] ?? "" : ""}`;
+    if (verdict && verdict.mark && verdict.mark !== "kept") {
+      b.dataset.mark = verdict.mark;
+      const best = document.createElement("span");
+      best.className = "best";
+      best.textContent = verdict.best.length ? ` (${verdict.mark}; best ${verdict.best.join(" or ")})` : ` (${verdict.mark})`;
+      b.appendChild(best);
+    }
+    b.classList.toggle("current", state.moves.length === ply + 1);
+    b.onclick = () => goto(ply + 1);
+    return b;
+  }
+
+  // ---------------------------------------------------------------- review
+  function pickGame(games) {
+    const select = $("pick-game");
+    select.innerHTML = "";
+    const prompt = document.createElement("option");
+    prompt.textContent = `${games.length} games: pick one`;
+    prompt.disabled = true; prompt.selected = true;
+    select.appendChild(prompt);
+    for (const g of games) {
+      const o = document.createElement("option");
+      o.value = g.number; o.textContent = g.title; o.disabled = !g.ok;
+      select.appendChild(o);
+    }
+    $("pick-game-label").hidden = false;
+  }
+
+  function renderReview() {
+    if (!state) return;
+    renderMoves(state);
+    renderScores();
+    const ply = reviewPly();
+    $("chart-box").hidden = !review;
+    if (!review) return;
+    const names = `${review.white} - ${review.black}`;
+    $("review-status").textContent = review.done
+      ? `Review of ${names}: done.` + (ply === null ? " The board has left the reviewed game." : "")
+      : `Reviewing ${names}: ${review.moves.length} of ${review.total} moves…`;
+    const summary = (who, s) => `${who}: ${s.moves} moves, ${s.kept} kept, ${s.slower} slower, `
+      + `${s.mistakes} mistakes, ${s.blunders} blunders` + (s.unproven ? `, ${s.unproven} unproven` : "")
+      + (s.accuracy === null ? "" : `, accuracy ${(100 * s.accuracy).toFixed(0)}%`);
+    $("review-summary").textContent = `${summary("✕ " + review.white, review.summary.first)}. `
+      + `${summary("◯ " + review.black, review.summary.second)}.`;
+    drawChart(ply);
+  }
+
+  function svg(name, attributes, parent) {
+    const el = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attributes)) el.setAttribute(k, v);
+    parent.appendChild(el);
+    return el;
+  }
+
+  // Pons scores from the first player's side after each move; the draw line at 0.
+  function drawChart(current) {
+    const chart = $("chart"), W = 600, H = 220, pad = 24;
+    chart.innerHTML = "";
+    const x = (ply) => pad + ply * (W - 2 * pad) / Math.max(review.total, 1);
+    const y = (score) => H / 2 - score / review.scale * (H / 2 - pad);
+    svg("line", {class: "zero", x1: pad, x2: W - pad, y1: y(0), y2: y(0)}, chart);
+    svg("text", {class: "label", x: 2, y: y(0) - 4}, chart).textContent = "draw";
+    svg("text", {class: "label", x: 2, y: 14}, chart).textContent = "✕ wins";
+    svg("text", {class: "label", x: 2, y: H - 4}, chart).textContent = "◯ wins";
+    if (current !== null) svg("line", {class: "cursor", x1: x(current), x2: x(current), y1: pad / 2, y2: H - pad / 2}, chart);
+    const exact = review.chart.map((v, i) => [i + 1, v]).filter(([, v]) => v.low === v.high);
+    svg("polyline", {class: "curve", points: exact.map(([p, v]) => `${x(p)},${y(v.low)}`).join(" ")}, chart);
+    review.chart.forEach((v, i) => {
+      const verdict = review.moves[i], ply = i + 1;
+      const mid = (v.low + v.high) / 2;
+      if (v.low !== v.high) svg("line", {class: "range", x1: x(ply), x2: x(ply), y1: y(v.low), y2: y(v.high)}, chart);
+      const point = svg("circle", {class: `point ${verdict.mark || "unproven"}${v.low === v.high ? "" : " bound"}`
+        + (current === ply ? " current" : ""), cx: x(ply), cy: y(mid), r: 6, "data-ply": ply}, chart);
+      svg("title", {}, point).textContent = `move ${ply}: ${verdict.column}${verdict.nag} ${verdict.after.words}`
+        + ` (${verdict.mark || "unproven"})`;
+      point.addEventListener("click", () => goto(ply));
+      if (verdict.nag) svg("text", {class: "nag", x: x(ply), y: y(mid) - 10}, chart).textContent = verdict.nag;
+    });
   }
 
   // ---------------------------------------------------------------- messages

@@ -1,0 +1,118 @@
+"""The engine's UCI options: how they are announced, validated and stored.
+
+Kept apart from the protocol loop so that the table of options (names, types,
+ranges) is one piece of data that both the ``uci`` reply and ``setoption``
+read, and ``protocol.md`` documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..rules.notation import parse_int
+from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
+from ..search.memory import DEFAULT_HASH_MB
+
+
+class OptionError(ValueError):
+    """A ``setoption`` that names no option or gives a value out of range."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One option as ``uci`` announces it."""
+
+    name: str
+    kind: str  # spin, check, combo, button
+    default: int | bool | str | None = None
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+
+    def announce(self) -> str:
+        line = f"option name {self.name} type {self.kind}"
+        if self.kind == "check":
+            line += f" default {'true' if self.default else 'false'}"
+        elif self.kind == "spin":
+            line += f" default {self.default} min {self.low} max {self.high}"
+        elif self.kind == "combo":
+            line += f" default {self.default}" + "".join(f" var {c}" for c in self.choices)
+        return line
+
+    def parse(self, raw: str | None) -> int | bool | str | None:
+        """The value a ``setoption`` gives this option, checked."""
+        if self.kind == "button":
+            return None
+        if raw is None or raw == "":
+            raise OptionError(f"option {self.name} needs a value")
+        if self.kind == "spin":
+            try:
+                value = parse_int(raw)
+            except ValueError as err:
+                raise OptionError(f"option {self.name}: {err}") from None
+            if not self.low <= value <= self.high:
+                raise OptionError(f"option {self.name}: {value} is outside {self.low}-{self.high}")
+            return value
+        if self.kind == "check":
+            if raw.lower() not in ("true", "false"):
+                raise OptionError(f"option {self.name}: '{raw}' is not true or false")
+            return raw.lower() == "true"
+        for choice in self.choices:
+            if raw.lower() == choice.lower():
+                return choice
+        raise OptionError(f"option {self.name}: '{raw}' is not one of {', '.join(self.choices)}")
+
+
+SPECS = (
+    Spec("Hash", "spin", DEFAULT_HASH_MB, 2, 8192),
+    Spec("Threads", "spin", 1, 1, 64),
+    Spec("Clear Hash", "button"),
+    Spec("Move Overhead", "spin", 30, 0, 5000),
+    Spec("MultiPV", "spin", 1, 1, 7),
+    Spec("Ponder", "check", False),
+    Spec("OwnBook", "check", True),
+    Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),
+    Spec("Evaluation", "combo", "threats", choices=("threats", "centre")),
+    Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
+    Spec("UCI_LimitStrength", "check", False),
+    Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),
+)
+
+
+def find_spec(name: str) -> Spec:
+    """The option called ``name`` (UCI option names are case-insensitive)."""
+    for spec in SPECS:
+        if spec.name.lower() == name.lower():
+            return spec
+    raise OptionError(f"no option named '{name}'")
+
+
+@dataclass
+class Options:
+    """Current option values, keyed by the option's name."""
+
+    values: dict[str, int | bool | str | None] = field(
+        default_factory=lambda: {spec.name: spec.default for spec in SPECS})
+
+    def __getitem__(self, name: str) -> int | bool | str | None:
+        return self.values[name]
+
+    def number(self, name: str) -> int:
+        """A spin option's value."""
+        value = self.values[name]
+        assert isinstance(value, int), f"{name} is not a spin option"
+        return value
+
+    def text(self, name: str) -> str:
+        """A combo option's value."""
+        return str(self.values[name])
+
+    def check(self, name: str, raw: str | None) -> tuple[Spec, int | bool | str | None]:
+        """The option ``name`` and the value ``raw`` gives it, checked but not stored
+        (so that a refused ``setoption`` changes nothing at all)."""
+        spec = find_spec(name)
+        return spec, spec.parse(raw)
+
+    def store(self, name: str, value: int | bool | str | None) -> None:
+        """Keep a value :meth:`check` accepted."""
+        self.values[name] = value

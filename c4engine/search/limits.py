@@ -1,0 +1,83 @@
+"""What ends a search: its limits, and the time management that sets them on a clock.
+
+A Connect-Four game gives each side at most 21 moves, and the last ones cost
+almost nothing because the exact solver finishes them at once; the moves just
+after the opening book are the hard ones.  So the budget spreads the clock
+over 40% of the moves still to come rather than over all of them, adds
+most of the increment, and keeps ``Move Overhead`` aside for the trip through
+the pipes.  A fixed ``movetime`` is spent as Stockfish spends it: the search
+stops when the movetime is up, less only the few milliseconds the answer needs
+to leave the process (``Move Overhead`` is for clocks).  Two limits come out: a
+soft one (no new iteration starts after it) and a hard one (the search is
+stopped); the hard one never takes more than half of what is left, so even a
+run of long searches cannot lose on time.  Both count from the moment the
+``go`` was read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from ..rules.bits import CELLS
+
+SHARE_OF_MOVES_LEFT = 0.4
+INCREMENT_SHARE = 0.8
+HARD_FACTOR = 3.0
+MAX_SHARE_OF_CLOCK = 0.5
+MOVETIME_MARGIN_MS = 5.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What ends a search; ``None`` means no limit of that kind.  ``soft_ms`` is when
+    no new iteration starts, ``hard_ms`` when the search is stopped outright."""
+
+    depth: int | None = None
+    nodes: int | None = None
+    soft_ms: float | None = None
+    hard_ms: float | None = None
+    mate: int | None = None
+
+    def __str__(self) -> str:
+        """``name=value`` pairs, times rounded to the millisecond (for ``debug on``)."""
+        return " ".join(f"{name}={value if value is None else round(value)}"
+                        for name, value in vars(self).items())
+
+    def after(self, spent_ms: float) -> Limits:
+        """These limits once ``spent_ms`` of their time has gone (between reading the
+        ``go`` and starting the search), never below zero."""
+        def left(ms: float | None) -> float | None:
+            return None if ms is None else max(0.0, ms - spent_ms)
+        return replace(self, soft_ms=left(self.soft_ms), hard_ms=left(self.hard_ms))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Thinking time in milliseconds: soft (no new iteration) and hard (stop)."""
+
+    soft_ms: float
+    hard_ms: float
+
+
+def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | None, stones: int,
+                 overhead_ms: float) -> Budget:
+    """Soft and hard thinking time for the side to move, in milliseconds."""
+    own_moves_left = (CELLS - stones + 1) // 2
+    horizon = max(2, math.ceil(own_moves_left * SHARE_OF_MOVES_LEFT))
+    if moves_to_go:
+        horizon = max(1, min(horizon, moves_to_go))
+    usable = max(0.0, time_left_ms - overhead_ms)
+    soft = usable / horizon + increment_ms * INCREMENT_SHARE
+    hard = min(soft * HARD_FACTOR, usable * MAX_SHARE_OF_CLOCK + increment_ms * INCREMENT_SHARE / 2)
+    hard = max(1.0, min(hard, usable))
+    return Budget(soft_ms=min(soft, hard), hard_ms=hard)
+
+
+def movetime_budget(movetime_ms: float) -> Budget:
+    """A fixed time per move: all of it but :data:`MOVETIME_MARGIN_MS`, the time the
+    answer takes to leave the process once the search is stopped (the timer waking,
+    the search unwinding, the line written), so that the GUI reads ``bestmove``
+    within the movetime.  ``Move Overhead`` does not come off it, as in Stockfish."""
+    hard = max(0.0, movetime_ms - MOVETIME_MARGIN_MS)
+    return Budget(soft_ms=hard, hard_ms=hard)

@@ -1,0 +1,459 @@
+"""The search driver: iterative deepening over the kernel, limits, stop, exact solving
+and the search threads.
+
+The kernel (:mod:`c4engine.kernel.negamax`) does the searching; this module decides
+what to search and for how long.  It owns the transposition table and the
+kernel's contexts, runs depth 1, 2, ... with the threat evaluation at the
+leaves, and after each iteration gives the exact solver a node budget of
+three times the work of those iterations: when the end of the game is within
+reach, the solver finishes inside that budget and the result is exact (and
+the search ends); when it is not, the iterations still get about a quarter
+of the time, and the budgets grow geometrically with them.
+
+Threads (lazy SMP with ABDADA's deferral): every search thread runs the same
+iteration on the same root over one shared table, each from its own kernel
+context; near the root a node defers a child that another thread is
+searching (:func:`c4engine.kernel.busy_slot`), so the threads share out the
+children of the nodes where every child must be searched and fill the table
+with different subtrees.  The first thread whose iteration finishes gives
+the answer and stops the others.  An exact solve (:meth:`Searcher.solve`)
+instead gives the threads different null windows (:class:`SharedProbes`).  Exact scores
+never depend on the thread count: every table entry is a proven bound.  A
+single thread searches exactly as it would with no helpers.
+
+Stopping is cooperative: :class:`StopSignal` writes the kernels' stop flags,
+which the running kernels poll at every node (they run without the GIL, so
+the thread that fires the signal is never blocked by them).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..kernel import layout, solve, table
+from ..kernel.book import SCORE_STONES, OpeningBook
+from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
+from ..kernel.layout import (
+    BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, CTX_SIZE, GENERATION, INFINITE, NODES, SELDEPTH,
+    STOP, TT_SLOTS, TT_START, WEIGHTS,
+)
+from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
+from ..rules.bits import CELLS, WIDTH
+from ..rules.board import Board
+from ..rules.notation import parse_digits
+from ..rules.scores import is_proven, mate_distance
+from .limits import Limits
+from .memory import DEFAULT_HASH_MB, ENTRY_BYTES, WIPE_BY_WRITING_MB, allocate_zeros, forget_pages
+from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
+from .probes import SharedProbes
+from .report import Line, Report, Result
+from .thread import UNLIMITED, SearchThread, settle_move
+
+EXACT_BUDGET_FACTOR = 3
+
+
+MIN_EXACT_BUDGET = 20_000
+
+
+WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
+
+
+NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
+
+
+BUSY_TABLE_SLOTS = 4093  # positions being searched near the root, shared by the threads (negamax.busy_slot)
+
+
+def busy_slots(threads: int) -> int:
+    """The size of the busy table through which threads share out a node's children
+    (see :func:`c4engine.kernel.busy_slot`): none for one thread."""
+    return BUSY_TABLE_SLOTS if threads > 1 else 0
+
+
+def table_start(threads: int) -> int:
+    """Where the transposition table begins in the buffer: after the contexts and
+    the busy table."""
+    return threads * CTX_SIZE + busy_slots(threads)
+
+
+def table_entries(hash_mb: int) -> int:
+    """The number of table slots for a size in MB: odd, so that ``key % size`` mixes
+    the columns, and above 2**17 so that 32-bit partial keys stay unique."""
+    return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
+
+
+class Searcher:
+    """A transposition table, one kernel context per search thread, and the driver.
+
+    The buffer holds the contexts, last thread first, then the table:
+    ``[ctx of thread n-1 | ... | ctx of thread 0 | busy table | table]``, and
+    thread ``i`` gets the view starting at its context (see :mod:`c4engine.kernel.layout`).
+
+    One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
+    and :meth:`set_book` must not overlap a search.  :meth:`resize` and
+    :meth:`set_threads` allocate the new buffer before letting the old one go:
+    if the allocation fails they raise MemoryError and change nothing."""
+
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
+                 book: OpeningBook | None = None, threads: int = 1) -> None:
+        self.book = book or OpeningBook.empty()
+        self.hash_mb = hash_mb
+        self.threads: list[SearchThread] = []
+        self._helpers: list[Helper] = []  # changed in place: the finalizer below holds it
+        weakref.finalize(self, close_helpers, self._helpers)  # a dropped searcher ends them
+        self._buffer = np.empty(0, dtype=np.int64)
+        self._stop = StopSignal()
+        self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
+
+    @property
+    def mem(self) -> np.ndarray:
+        """The main thread's view: its context, then the table."""
+        return self.threads[0].mem
+
+    @property
+    def tt(self) -> np.ndarray:
+        """The transposition table: the back of the buffer."""
+        return self._buffer[table_start(len(self.threads)):]
+
+    def _lay_out(self, hash_mb: int, threads: int, weights: np.ndarray) -> None:
+        """A new buffer for ``threads`` contexts and an empty table of ``hash_mb`` MB, then
+        the helper threads to go with it.  Nothing changes if the allocation fails."""
+        slots = table_entries(hash_mb)
+        buffer = allocate_zeros(table_start(threads) + slots)
+        views = [SearchThread(buffer[(threads - 1 - i) * CTX_SIZE:], i) for i in range(threads)]
+        for view in views:
+            ctx = view.mem
+            ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * CTX_SIZE, busy_slots(threads)
+            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE + busy_slots(threads), slots
+            ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+        self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
+        while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
+            self._helpers.pop().close()
+        while len(self._helpers) < threads - 1:
+            self._helpers.append(Helper(len(self._helpers) + 1))
+        self._point_at_book()
+        self._attach(StopSignal())
+
+    def _point_at_book(self) -> None:
+        for thread in self.threads:
+            thread.mem[BOOK_ADDRESS] = self.book.score_address
+            thread.mem[BOOK_RECORDS] = self.book.score_records
+
+    def _weights(self) -> np.ndarray:
+        return self.mem[WEIGHTS:WEIGHTS + N_TERMS].copy()
+
+    def resize(self, hash_mb: int) -> None:
+        """A new, empty table of ``hash_mb`` MB; MemoryError (and no change) if it cannot
+        be had."""
+        self._lay_out(hash_mb, len(self.threads), self._weights())
+
+    def set_threads(self, threads: int) -> None:
+        """Search with ``threads`` threads from now on; empties the table.  MemoryError
+        (and no change) if the new buffer cannot be had."""
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
+        self._lay_out(self.hash_mb, threads, self._weights())
+
+    def set_book(self, book: OpeningBook) -> None:
+        """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table,
+        whose entries may hold the other book's scores."""
+        self.book = book
+        self._point_at_book()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything in the table: a new generation, and every 16th time a real
+        wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
+        the next search finds its pages mapped); a larger one gives its pages back
+        to the system, which takes no time and no memory but makes the next
+        searches fault the pages in again as they touch them."""
+        generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
+        if generation == 0:
+            if self.hash_mb <= WIPE_BY_WRITING_MB:
+                self.tt.fill(0)
+            else:
+                forget_pages(self._buffer, table_start(len(self.threads)))
+        for thread in self.threads:
+            thread.mem[GENERATION] = generation
+
+    def set_weights(self, weights: np.ndarray) -> None:
+        for thread in self.threads:
+            thread.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+
+    def hashfull(self) -> int:
+        """Per mille of the first thousand slots used in the current generation."""
+        sample = self.tt[:1000]
+        generation = (sample >> table.GEN_SHIFT) & (GENERATIONS - 1)
+        return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
+
+    def warm_up(self) -> None:
+        """Run every kernel entry point once on an easy position, so that numba compiles
+        (or loads from its cache) before the first real search is timed."""
+        pos = parse_digits(WARM_UP_MOVES)
+        self.search(pos, Limits(depth=2))
+        self.search(pos, Limits(depth=2), multipv=2)
+        self.solve(pos)
+        self.clear()
+
+    def race(self, job: Callable[[SearchThread], int], node_budget: int) -> Race:
+        """Run ``job`` on every search thread at once, each with its share of
+        ``node_budget``; the first to finish without being stopped stops the others.
+        One thread runs it directly, with no other thread involved."""
+        share = node_budget if node_budget >= UNLIMITED else max(1, node_budget // len(self.threads))
+        for thread in self.threads:
+            thread.begin(share)
+        main = self.threads[0]
+        if not self._helpers:
+            value = job(main)
+            return Race(value, main, not main.aborted(), main.nodes(), int(main.mem[SELDEPTH]))
+        return self._parallel_race(job)
+
+    def _parallel_race(self, job: Callable[[SearchThread], int]) -> Race:
+        lock = threading.Lock()
+        values: dict[int, int] = {}
+        winners: list[SearchThread] = []
+
+        def run(thread: SearchThread) -> None:
+            values[thread.index] = job(thread)
+            with lock:
+                if thread.aborted() or winners:
+                    return
+                winners.append(thread)
+            self._stop_all_but(thread)
+
+        self._on_every_thread(run)
+        thread = winners[0] if winners else self.threads[0]
+        return Race(values[thread.index], thread, bool(winners),
+                    sum(t.nodes() for t in self.threads), max(int(t.mem[SELDEPTH]) for t in self.threads))
+
+    def _on_every_thread(self, job: Callable[[SearchThread], None]) -> None:
+        """Run ``job`` on every search thread at once (the main thread's in the caller's)
+        and wait for all; a job that raises stops the others, and its error is
+        raised here.  The stop flags then get the stop signal's state again."""
+        errors: list[BaseException] = []
+
+        def run(thread: SearchThread) -> None:
+            try:
+                job(thread)
+            except BaseException as exc:  # re-raised in the caller's thread below
+                errors.append(exc)
+                self._stop_all_but(thread)
+
+        done = [helper.run(functools.partial(run, thread))
+                for helper, thread in zip(self._helpers, self.threads[1:])]
+        run(self.threads[0])
+        for event in done:
+            event.wait()
+        self._stop.rearm()
+        if errors:
+            raise errors[0]
+
+    def _stop_all_but(self, thread: SearchThread) -> None:
+        for other in self.threads:
+            if other is not thread:
+                other.mem[STOP] = 1
+
+    def solve(self, pos: Board, weak: bool = False, stop: StopSignal | None = None) -> tuple[int, int]:
+        """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took, on
+        every search thread.  With a ``stop`` that fires, the score is meaningless.
+
+        One thread and no stop take a short path: ``c4engine solve`` calls this for
+        positions solved in a few microseconds, where Python's overhead counts."""
+        if stop is None and not self._helpers:
+            main = self.threads[0]
+            layout.begin_search(main.mem, UNLIMITED)
+            return int(solve.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
+        self._attach(stop or StopSignal())
+        try:
+            if self._helpers and not weak and pos.stones < solve.WEAK_FIRST_STONES and not pos.can_win_now():
+                return self._solve_shared(pos)
+            race = self.race(lambda thread: thread.solve(pos, weak), UNLIMITED)
+        finally:
+            self._attach(StopSignal())
+        return race.value, race.nodes
+
+    def _solve_shared(self, pos: Board) -> tuple[int, int]:
+        """Solve an early position exactly with the threads probing different windows
+        (see :class:`SharedProbes`).  Only early positions: there the first probe,
+        at 0, costs most and 1 is a likely second one; later, the solver's far probes
+        are cheap and a Python call per probe costs more than it saves.
+        A position whose mover wins at once is not given to the kernel."""
+        probes = SharedProbes(pos)
+        self._on_every_thread(probes.run)
+        return probes.lowest, probes.nodes
+
+    def solve_moves(self, pos: Board, weak: bool = False) -> tuple[list[int], int]:
+        """The exact score, for the mover, of playing each column (weak: its sign), with
+        :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
+        the nodes it took.  The table is kept from one column to the next."""
+        values, nodes = [], 0
+        for col in range(WIDTH):
+            if not pos.can_play(col):
+                values.append(NO_MOVE_SCORE)
+                continue
+            settled, child = settle_move(pos, col)
+            if settled is None:
+                score, child_nodes = self.solve(child, weak)
+                settled, nodes = -score, nodes + child_nodes
+            values.append((settled > 0) - (settled < 0) if weak else settled)
+        return values, nodes
+
+    def _attach(self, stop: StopSignal) -> None:
+        """Route ``stop`` to every thread's context; between searches an idle signal is
+        attached, so that a race always has one to restore the flags from."""
+        self._stop.detach()
+        self._stop = stop
+        stop.attach([thread.ctx for thread in self.threads])
+
+    def search(self, pos: Board, limits: Limits, on_report: Callable[[Report], None] | None = None,
+               stop: StopSignal | None = None, multipv: int = 1) -> Result:
+        """Iterative deepening from ``pos`` until a limit, a stop or an exact result."""
+        if pos.is_over():
+            return Result(None)
+        stop = stop or StopSignal()
+        self._attach(stop)
+        timer = deadline_timer(limits.hard_ms, stop)
+        try:
+            return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
+                               multipv).run()
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._attach(StopSignal())
+
+
+@dataclass
+class _Iterations:
+    """The state of one iterative-deepening run."""
+
+    searcher: Searcher
+    pos: Board
+    limits: Limits
+    on_report: Callable[[Report], None]
+    stop: StopSignal
+    multipv: int
+    started: float = field(default_factory=time.perf_counter)
+    nodes: int = 0
+    heuristic_nodes: int = 0
+    last: Report | None = None
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
+
+    def node_budget(self, cap: int = UNLIMITED) -> int:
+        left = UNLIMITED if self.limits.nodes is None else max(1, self.limits.nodes - self.nodes)
+        return min(left, cap)
+
+    def run(self) -> Result:
+        remaining = CELLS - self.pos.stones
+        max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
+        for depth in range(1, max_depth + 1):
+            if depth == remaining:
+                finished = self.exact_iteration(UNLIMITED)
+            else:
+                finished = self.heuristic_iteration(depth)
+                if finished and self.solver_may_reach_the_end() and not self.done():
+                    finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
+            if not finished or self.done():
+                break
+        return Result(self.best_move(), self.last, self.nodes)
+
+    def solver_may_reach_the_end(self) -> bool:
+        """Whether an attempt at solving can succeed: with the book up to its 12 stones
+        (the solver stops there), and from 13 stones on in any case.  Below that,
+        without a book, a solve takes hours and every attempt would be wasted."""
+        return self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
+
+    def exact_budget(self) -> int:
+        """Nodes for the next attempt at solving the root: three times the heuristic
+        iterations' work so far.  Solving is what makes a move safe and ends the
+        search, so it gets most of the time; tying the budget to the heuristic work
+        (not to all work) lets the iterations still deepen, since their move is
+        played when no attempt succeeds.  A failed attempt is not lost either: the
+        exact bounds it proved stay in the table for the next one."""
+        return max(EXACT_BUDGET_FACTOR * self.heuristic_nodes, MIN_EXACT_BUDGET)
+
+    @property
+    def best_col(self) -> int:
+        """The last finished iteration's best column (its best line's first move), -1
+        before one finished: the next iteration searches it first."""
+        return -1 if self.last is None else self.last.best.pv[0]
+
+    def best_move(self) -> int:
+        """The last finished iteration's move, else any legal move that does not lose at once."""
+        if self.last is not None:
+            return self.best_col
+        moves = self.pos.legal_moves()
+        winning = [col for col in moves if self.pos.is_winning_move(col)]
+        if winning:
+            return winning[0]
+        safe = [col for col in moves if not self.pos.play(col).can_win_now()]
+        return min(safe or moves, key=lambda col: abs(col - WIDTH // 2))
+
+    def limit_reached(self) -> bool:
+        if self.stop.fired:
+            return True
+        if self.limits.nodes is not None and self.nodes >= self.limits.nodes:
+            return True
+        return self.limits.soft_ms is not None and self.elapsed_ms() >= self.limits.soft_ms
+
+    def done(self) -> bool:
+        """Whether to start no further iteration."""
+        if self.last is not None and self.last.exact:
+            return True
+        if self.last is not None and self.limits.mate is not None and is_proven(self.last.best.score):
+            distance = mate_distance(self.last.best.score, self.pos.stones)
+            if 0 < distance <= self.limits.mate:
+                return True
+        return self.limit_reached()
+
+    def heuristic_iteration(self, depth: int) -> bool:
+        """One depth-limited iteration; False when it was cut short before a root move
+        finished.  Cut short after one, its best finished move stands (the previous
+        best is searched first)."""
+        every_move, first_col = self.multipv > 1, self.best_col
+        race = self.searcher.race(lambda thread: thread.search_root(self.pos, depth, every_move, first_col),
+                                  self.node_budget())
+        self.heuristic_nodes += race.nodes
+        return self.take(race, depth, exact=False)
+
+    def exact_iteration(self, budget: int) -> bool:
+        """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
+        every_move, first_col = self.multipv > 1, self.best_col
+        race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col),
+                                  self.node_budget(budget))
+        return self.take(race, CELLS - self.pos.stones, exact=True)
+
+    def take(self, race: Race, depth: int, exact: bool) -> bool:
+        """Count an iteration's work and publish its result, if it has one."""
+        self.nodes += race.nodes
+        if race.value < 0:
+            return False
+        self.publish(race, depth, exact)
+        return True
+
+    def publish(self, race: Race, depth: int, exact: bool) -> None:
+        """Turn a finished race's best column and root scores (its thread's, until that
+        thread's next search) into a report, remember it and hand it on."""
+        best_col, scores = race.value, race.thread.scores
+        order = [best_col] + sorted(
+            (col for col in range(WIDTH) if col != best_col and scores[col] > -INFINITE),
+            key=lambda col: -scores[col])
+        lines = tuple(Line(int(scores[col]), self.pv(col)) for col in order[:self.multipv])
+        self.last = Report(depth=depth, seldepth=max(depth, race.seldepth + 1), lines=lines,
+                           nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
+                           hashfull=self.searcher.hashfull())
+        self.on_report(self.last)
+
+    def pv(self, first_col: int) -> tuple[int, ...]:
+        out = np.zeros(CELLS, dtype=np.int64)
+        length = solve.principal_variation(self.pos.current, self.pos.mask, first_col, self.searcher.mem,
+                                            out)
+        return tuple(int(col) for col in out[:length])

@@ -1,0 +1,170 @@
+"""``c4engine review`` and ``c4engine.review()`` (issue 22) against a real engine process,
+with bitbully's per-column scores as the oracle.
+
+The games are real ``c4engine match`` games between difficulty levels
+(tests/data/review_games.pgn, made by tools/make_review_games.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import c4engine
+from c4engine import IllegalMoveError, Position
+from c4engine.cli import cli
+from c4engine.referee.pgn import read_games
+from c4engine.rules.notation import parse_digits
+from c4engine.verdicts import mark, move_range, pons_of_mate
+from c4engine.geometry import STANDARD
+from c4engine import reviewer
+
+bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
+
+GAMES = Path(__file__).parent / "data" / "review_games.pgn"
+HARD = "44444732222456"  # 14 stones: beyond the book, not solved in a millisecond
+
+
+ORACLE = bitbully.BitBully("12-ply-dist")
+
+
+def exact_scores(moves: list[int]) -> dict[int, int]:
+    """bitbully's exact score of every legal column (1-based) after ``moves`` (0-based)."""
+    board = bitbully.Board()
+    for col in moves:
+        board.play(col)
+    return {col + 1: score for col, score in ORACLE.score_all_moves(board).items()}
+
+
+def run(*args: str, text: str | bytes | None = None) -> Result:
+    return CliRunner().invoke(cli, ["review", *args], input=text)
+
+
+@pytest.fixture(scope="module")
+def match_review() -> dict:
+    result = run("--json", str(GAMES))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_every_verdict_agrees_with_bitbully_on_match_games(match_review: dict) -> None:
+    games = read_games(GAMES.read_text())
+    assert len(match_review["games"]) == len(games) >= 10
+    marks = set()
+    for game, reviewed in zip(games, match_review["games"]):
+        assert [m["column"] - 1 for m in reviewed["moves"]] == [m.col for m in game.moves]
+        for ply, move in enumerate(reviewed["moves"]):
+            oracle = exact_scores([m.col for m in game.moves[:ply]])
+            shown = {int(col): (v["low"], v["high"]) for col, v in move["columns"].items()}
+            assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
+            best = max(oracle.values())
+            assert move["mark"] == mark(best, oracle[move["column"]])
+            assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
+            marks.add(move["mark"])
+    assert {"kept", "slower", "blunder"} <= marks
+
+
+def test_the_annotated_pgn_reads_back(match_review: dict) -> None:
+    result = run(str(GAMES))
+    assert result.exit_code == 0
+    annotated = read_games(result.stdout)
+    originals = read_games(GAMES.read_text())
+    assert [[m.col for m in g.moves] for g in annotated] == [[m.col for m in g.moves] for g in originals]
+    for game, reviewed in zip(annotated, match_review["games"]):
+        for move, verdict in zip(game.moves, reviewed["moves"]):
+            assert move.nag == verdict["nag"]
+            assert {"kept": "", "slower": "?!", "mistake": "?", "blunder": "??"}[verdict["mark"]] == move.nag
+            assert move.comment.removeprefix("book, ").split(", ")[0] == verdict["after"]["text"]
+            if verdict["mark"] != "kept":
+                assert ", best P@" in move.comment
+
+
+def test_summary_and_progress_on_stderr() -> None:
+    result = run(text="4453\n4444443\n")
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("game 1/2: 4 moves reviewed") and lines[1].startswith("game 2/2: 7 moves")
+    assert lines[2].split()[:3] == ["player", "moves", "kept"]
+    first = next(line for line in lines if line.startswith("first player")).split()
+    assert first[2:8] == ["6", "5", "0", "0", "1", "0"]  # 4, 5, 4, 4, 4, 3: the last 4 of game 2 throws the win
+    assert "1. 4" not in result.stdout and "P@d1" in result.stdout
+
+
+def test_bad_games_are_named_and_the_others_reviewed() -> None:
+    good = '[White "good"]\n[Variant "cfour"]\n\n1. P@d1 P@d2 *\n\n'
+    illegal = '[White "illegal"]\n\n1. P@d1 P@d3 *\n\n'
+    wrong_result = '[White "liar"]\n\n1. P@a1 P@b1 2. P@a2 P@b2 3. P@a3 P@b3 4. P@a4 0-1\n\n'
+    chess = '[White "chess"]\n[Variant "Standard"]\n\n1. e4 e5 *\n\n'
+    truncated = '[White "cut"]\n\n1. P@d1 P@d2 2. P@d3'
+    text = (good + illegal + wrong_result + chess).encode() + b'[White "bytes \xff"]\n\n1. P@d1 *\n\n' + \
+        (good + truncated).encode()
+    result = run("--json", "--movetime", "200", text=text)
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: game 2 (line 6): game 'illegal' vs '?': move 2 'P@d3': move 'P@d3': a stone dropped in file d lands on rank 2",
+        "error: game 3 (line 10): result 0-1, but the board after move 7 says 1-0",
+        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour)",
+        "error: game 5 (line 19): line 19: not UTF-8 text (byte 0xff at column 15)",
+        "error: game 7 (line 28): no result (1-0, 0-1, 1/2-1/2 or *) at its end: the game is cut off",
+    ]
+    document = json.loads(result.stdout)
+    assert [g["number"] for g in document["games"]] == [1, 6]
+    assert [len(g["moves"]) for g in document["games"]] == [2, 2]
+
+
+def test_input_too_large_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reviewer, "MAX_INPUT_BYTES", 100)
+    result = run(text="4453\n" * 30)
+    assert result.exit_code == 1 and "a review reads at most" in result.stderr
+
+
+def test_a_capped_review_gives_bounds_never_a_guess() -> None:
+    """At 2 ms a position, the 13th and 14th positions are not solved: their values
+    are ranges that hold bitbully's exact scores, and their marks stay open."""
+    review = c4engine.review(HARD, movetime=0.002)
+    open_values = 0
+    for ply, verdict in enumerate(review.moves):
+        oracle = exact_scores([int(ch) - 1 for ch in HARD[:ply]])
+        for col, value in verdict.columns.items():
+            assert value.low <= oracle[col] <= value.high
+            open_values += not value.exact
+        best = max(oracle.values())
+        assert verdict.mark in (None, mark(best, oracle[verdict.column]))
+    assert open_values > 0 and any(v.mark is None for v in review.moves)
+
+
+def test_the_python_api() -> None:
+    review = c4engine.review("4453")
+    assert isinstance(review, c4engine.GameReview)
+    assert [v.column for v in review.moves] == [4, 4, 5, 3]
+    assert review.moves[0].before == review.moves[0].after == c4engine.Value(1, 1)
+    assert review.moves[2].mark == "blunder" and review.first.accuracy == 0.5  # 5 throws the win away
+    from_position = c4engine.review(Position.from_moves([4, 4, 5, 3]))
+    assert from_position.moves == review.moves
+    pgn = c4engine.review('[White "a"]\n[Black "b"]\n\n1. P@a1 P@d1 *')
+    assert (pgn.white, pgn.moves[0].mark, pgn.moves[0].best) == ("a", "blunder", (4,))
+    assert pgn.moves[0].after == c4engine.Value(-2, -2) == c4engine.Value(pons_of_mate(-20, 0), pons_of_mate(-20, 0))
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("4444444", IllegalMoveError), ([4, 9], IllegalMoveError),
+    ("1. P@d1 P@d3 *", ValueError), ("1. P@d1 * 1. P@d1 *", ValueError),
+])
+def test_the_python_api_refuses_bad_games(bad: object, error: type) -> None:
+    with pytest.raises(error):
+        c4engine.review(bad)
+
+
+def test_the_python_api_refuses_bad_arguments() -> None:
+    with pytest.raises(IllegalMoveError):
+        c4engine.review(3.5)
+    with pytest.raises(ValueError):
+        c4engine.review("44", movetime=0)
+
+
+def test_an_empty_move_list_has_no_verdicts() -> None:
+    assert c4engine.review("").moves == ()
+    assert move_range(0, STANDARD).high == 21 and parse_digits("").stones == 0
