@@ -36,7 +36,7 @@ from engine_process import (
     bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons, score_of,
     start_engine, start_long_search,
 )
-from protocol_grammar import DEBUG_RE, ERROR_RE
+from protocol_grammar import ERROR_RE
 from timing import best_of
 
 from c4engine.protocol.options import SPECS
