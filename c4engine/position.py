@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from .rules import board
-from .rules.bits import WIDTH
+from .geometry import STANDARD
 from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
 
 
@@ -39,15 +39,15 @@ def _as_illegal_move() -> Iterator[None]:
 
 def _column(column: object) -> int:
     """``column`` as a public column 1-7, or IllegalMoveError with the protocol's message."""
-    not_a_number = IllegalMoveError(f"move {column!r}: expected an int column 1-{WIDTH}")
+    not_a_number = IllegalMoveError(f"move {column!r}: expected an int column 1-{STANDARD.width}")
     if isinstance(column, bool):
         raise not_a_number
     try:
         number = operator.index(column)  # type: ignore[arg-type]
     except TypeError:
         raise not_a_number from None
-    if not 1 <= number <= WIDTH:
-        raise IllegalMoveError(f"move '{number}': column out of range (1-{WIDTH})")
+    if not 1 <= number <= STANDARD.width:
+        raise IllegalMoveError(f"move '{number}': column out of range (1-{STANDARD.width})")
     return int(number)
 
 
