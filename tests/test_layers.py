@@ -7,6 +7,8 @@ lower module would have on the higher one."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "c4engine"
@@ -103,3 +105,12 @@ def test_the_referee_and_the_board_never_import_the_search() -> None:
              if source.startswith(SEARCH_FREE_CLIENTS) for target in targets
              if target.startswith(("c4engine.kernel", "c4engine.search"))]
     assert below == []
+
+
+def test_the_protocol_server_loads_without_the_kernel() -> None:
+    """The process answers ``uci`` at once, while numba loads the kernel in the
+    background: the server and its option table import nothing compiled."""
+    code = ("import sys, c4engine.protocol.server; "
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.kernel', 'c4engine.search.s'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -280,7 +280,7 @@ def test_a_failed_resize_changes_nothing(one: Searcher, monkeypatch: pytest.Monk
 
     def refuse(words: int) -> np.ndarray:
         raise MemoryError("refused")
-    monkeypatch.setattr("c4engine.search.allocate_zeros", refuse)
+    monkeypatch.setattr("c4engine.search.searcher.allocate_zeros", refuse)
     with pytest.raises(MemoryError):
         one.resize(8192)
     with pytest.raises(MemoryError):

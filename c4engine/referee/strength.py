@@ -139,7 +139,7 @@ def read_positions(data: bytes, where: str = "positions") -> list[TestPosition]:
 
 
 def builtin_positions() -> bytes:
-    """The set shipped with the package (see tests/make_strength_positions.py)."""
+    """The set shipped with the package (see tools/make_strength_positions.py)."""
     return files("c4engine").joinpath(BUILTIN_POSITIONS).read_bytes()
 
 

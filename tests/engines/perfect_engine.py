@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A perfect Connect-Four opponent for the referee, speaking our UCI-style protocol.
 
-    c4engine match --engine c4engine --engine "python tests/perfect_engine.py" ...
+    c4engine match --engine c4engine --engine "python tests/engines/perfect_engine.py" ...
 
 Issue 4 asks whether c4engine wins as first player against perfect play and
 never loses a drawn opening as second player; that needs an opponent that is
@@ -36,12 +36,6 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-
-try:  # the repository's tests/ run this file with the working tree's c4engine
-    import c4engine  # noqa: F401
-except ImportError:  # pragma: no cover - only when c4engine is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bitbully import BitBully, Board as BitBullyBoard  # type: ignore[import-untyped]
 
