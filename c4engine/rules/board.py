@@ -21,6 +21,15 @@ def completes_line(stones: int, geometry: Geometry) -> bool:
     return has_line(stones, geometry.width, geometry.height, geometry.connect)
 
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def in_a_row(connect: int) -> str:
+    """``four in a row`` (the protocol's wording since 7x6), ``12 in a row`` past nine."""
+    count = NUMBER_WORDS[connect] if connect < len(NUMBER_WORDS) else str(connect)
+    return f"{count} in a row"
+
+
 class RulesError(ValueError):
     """A move or position that the rules do not allow; the message names what is wrong."""
 
@@ -148,9 +157,9 @@ def validate_setup(first: int, second: int, geometry: Geometry = STANDARD) -> No
             f"impossible stone counts: {n_first} for the first player, {n_second} for the second")
     first_won, second_won = completes_line(first, geometry), completes_line(second, geometry)
     if first_won and second_won:
-        raise RulesError(f"both sides have {geometry.connect} in a row")
+        raise RulesError(f"both sides have {in_a_row(geometry.connect)}")
     if first_won or second_won:
-        raise RulesError(f"the game is already over: a side has {geometry.connect} in a row")
+        raise RulesError(f"the game is already over: a side has {in_a_row(geometry.connect)}")
     if mask == geometry.board_mask:
         raise RulesError("the game is already over: the board is full")
 
