@@ -138,6 +138,39 @@ def test_scores_agree_with_a_plain_minimax(searchers: dict[Geometry, Searcher], 
                 assert value == -oracle_score(pos.play(col)), (moves, col + 1)
 
 
+LATE_BOARDS = ["8x7", "7x7", "9x6k5", "6x9k3", "16x3k5", "4x15k6"]  # 64-bit keys, two-word entries, long rows
+LATE_EMPTY_CELLS = (6, 9)
+
+
+def late_position(rng: random.Random, geometry: Geometry, empty: int) -> Board:
+    """A position with ``empty`` cells left, from random moves that never complete a
+    line (a game of random moves on a big board ends long before it fills up)."""
+    while True:
+        pos = Board(geometry=geometry)
+        while pos.stones < geometry.cells - empty:
+            quiet = [col for col in pos.legal_moves() if not pos.is_winning_move(col)]
+            if not quiet:
+                break
+            pos = pos.play(rng.choice(quiet))
+        if pos.stones == geometry.cells - empty:
+            return pos
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", LATE_BOARDS)
+def test_late_positions_on_big_boards_agree_with_a_plain_minimax(searchers: dict[Geometry, Searcher],
+                                                                 board: str) -> None:
+    """Where the minimax can reach the end: boards whose keys fill 64 bits (8x7; the
+    sign bit of int64 in the kernel), two-word table entries, rows of 3, 5 and 6."""
+    geometry = Geometry.parse(board)
+    searcher = searcher_for(searchers, geometry)
+    rng = random.Random(geometry.name)
+    for _ in range(MINIMAX_POSITIONS):
+        pos = late_position(rng, geometry, rng.randint(*LATE_EMPTY_CELLS))
+        searcher.clear()
+        assert searcher.solve(pos)[0] == oracle_score(pos), "".join(str(col + 1) for col in pos.history)
+
+
 # ---------------------------------------------------------------- Tromp's counts through the rules
 
 def reachable_positions(geometry: Geometry) -> int:
