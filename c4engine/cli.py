@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Callable
 
 import click
 
+from .geometry import STANDARD, Geometry, GeometryError
 from .version import __version__
 from .inputs import decode_line
 from .protocol.options import find_spec
@@ -52,6 +53,23 @@ def hash_option(text: str) -> Callable[[click.decorators.FC], click.decorators.F
                         default=spec.default, show_default=True, help=text)
 
 
+MAX_DIGIT_COLUMNS = 9  # solve reads moves as column digits 1-9
+
+
+def _parse_board(ctx: click.Context, param: click.Parameter, value: str) -> Geometry:
+    try:
+        return Geometry.parse(value)
+    except GeometryError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def board_option(command: Callable[..., None]) -> Callable[..., None]:
+    """``--board WxH`` or ``--board WxHkK``: the board and row length (default 7x6, four in a row)."""
+    return click.option("--board", "geometry", default=STANDARD.name, show_default=True, callback=_parse_board,
+                        help="Board WxH, or WxHkK for K in a row (e.g. 8x7, 9x6k5); "
+                             "width x (height + 1) <= 64, K from 3 to the longer side.")(command)
+
+
 @click.group(cls=LazyGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="c4engine")
@@ -73,17 +91,21 @@ def cli(ctx: click.Context) -> None:
              "Pons' sets fastest, its table staying in the processor's caches).")
 @click.option("--threads", type=click.IntRange(1, find_spec("Threads").high), default=1, show_default=True,
               help="Search threads sharing the table (as the Threads option).")
-def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int) -> None:
-    """Solve positions exactly, one per line: `<moves> [<expected score>]`; an empty
-    line is the empty board.
+@board_option
+def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads: int, geometry: Geometry) -> None:
+    """Solve positions exactly, one per line: `<moves> [<expected score>]`, the moves
+    as column digits 1..W; an empty line is the empty board.
 
     Prints `<moves> <score> <nodes> <microseconds>` per line, as Pascal Pons'
     solver does (table cleared before each position, outside the timing), with
-    `--all` seven scores in place of one, then a summary on stderr; exits 1 if
-    a score differs from the expected one or a line is bad."""
+    `--all` one score per column in place of one, then a summary on stderr; exits
+    1 if a score differs from the expected one or a line is bad."""
+    if geometry.width > MAX_DIGIT_COLUMNS:
+        raise click.BadParameter(f"board {geometry}: solve reads moves as column digits, so at most "
+                                 f"{MAX_DIGIT_COLUMNS} columns", param_hint="'--board'")
     started = time.perf_counter()
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads)
+    searcher = Searcher(hash_mb, threads=threads, geometry=geometry)
     searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
@@ -128,7 +150,7 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
         moves = fields[0] if fields else ""
-        pos = parse_digits(moves)
+        pos = parse_digits(moves, searcher.geometry)
         if pos.is_over():
             raise RulesError(f"'{moves}': the game is already over")
     except ValueError as err:  # a RulesError too
@@ -158,14 +180,15 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
 
 
 @cli.command()
-@click.option("--depth", type=click.IntRange(1, 42), default=None,
+@click.option("--depth", type=click.IntRange(1, 64), default=None,
               help="Search depth (default: the built-in bench depth).")
 @hash_option("Transposition table size in MB (the engine's default Hash).")
-def bench(depth: int | None, hash_mb: int) -> None:
+@board_option
+def bench(depth: int | None, hash_mb: int, geometry: Geometry) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
     from .search.bench import BENCH_DEPTH, bench_lines, run_bench
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb)
+    searcher = Searcher(hash_mb, geometry=geometry)
     searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):
         click.echo(line)

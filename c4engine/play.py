@@ -63,7 +63,7 @@ class Game:
         seconds = time.perf_counter() - began
         assert result.move is not None and result.report is not None, "the game is not over"
         report = result.report
-        words = verdict(report.best.score, report.exact, self.pos.stones, report.depth, subject)
+        words = verdict(report.best.score, report.exact, self.pos, report.depth, subject)
         return result.move, words, seconds
 
     def engine_move(self) -> None:
@@ -141,14 +141,15 @@ class Game:
         return True
 
 
-def verdict(score: int, exact: bool, stones: int, depth: int, subject: str = "it") -> str:
-    """A search's score in words, for the side to move (``subject``: "it" or "you")
-    with ``stones`` on the board: the move (stone number) by which the game is won
-    or lost, a draw, or the heuristic value while unproven."""
+def verdict(score: int, exact: bool, pos: Board, depth: int, subject: str = "it") -> str:
+    """A search's score in words, for the side to move of ``pos`` (``subject``: "it" or
+    "you"): the move (stone number) by which the game is won or lost, a draw, or the
+    heuristic value while unproven."""
+    stones = pos.stones
     third = subject == "it"
     win, lose, draw = ("wins", "loses", "draws") if third else ("win", "lose", "draw")
     if is_proven(score):
-        distance = mate_distance(score, stones)
+        distance = mate_distance(score, stones, pos.geometry.cells)
         bound = "" if exact else " at the latest"
         if distance > 0:
             return f"{subject} {win} by move {stones + 2 * distance - 1}{bound}"

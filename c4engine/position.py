@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from .arguments import is_whole_number
 from .rules import board
-from .rules.bits import WIDTH
+from .geometry import STANDARD
 from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
 
 
@@ -42,10 +42,10 @@ def _as_illegal_move() -> Iterator[None]:
 def _column(column: object) -> int:
     """``column`` as a public column 1-7, or IllegalMoveError with the protocol's message."""
     if not is_whole_number(column):
-        raise IllegalMoveError(f"move {column!r}: expected an int column 1-{WIDTH}")
+        raise IllegalMoveError(f"move {column!r}: expected an int column 1-{STANDARD.width}")
     number = operator.index(column)  # type: ignore[arg-type]
-    if not 1 <= number <= WIDTH:
-        raise IllegalMoveError(f"move '{number}': column out of range (1-{WIDTH})")
+    if not 1 <= number <= STANDARD.width:
+        raise IllegalMoveError(f"move '{number}': column out of range (1-{STANDARD.width})")
     return int(number)
 
 

@@ -15,6 +15,7 @@ from typing import BinaryIO
 import pytest
 
 from c4engine.kernel.book import NOT_IN_BOOK, BookUnavailableError, OpeningBook, book_outcome, book_score
+from c4engine.geometry import STANDARD
 from c4engine.rules import bits
 from c4engine.rules.board import Board
 
@@ -45,8 +46,9 @@ def random_position(rng: random.Random, stones: int) -> Board:
 
 
 def mirrored(pos: Board) -> Board:
-    return Board(bits.mirror(pos.current), bits.mirror(pos.mask),
-                    tuple(bits.WIDTH - 1 - col for col in pos.history))
+    width, height = STANDARD.width, STANDARD.height
+    return Board(bits.mirror(pos.current, width, height), bits.mirror(pos.mask, width, height),
+                    tuple(STANDARD.width - 1 - col for col in pos.history))
 
 
 def positions_and_mirrors(stones: int, count: int) -> list[Board]:
@@ -60,7 +62,7 @@ def positions_and_mirrors(stones: int, count: int) -> list[Board]:
 
 def rows_top_first(pos: Board) -> list[list[int]]:
     """The package's board matrix: rows from the top, 1 first player, 2 second."""
-    return [[pos.cell(col, row) for col in range(bits.WIDTH)] for row in reversed(range(bits.HEIGHT))]
+    return [[pos.cell(col, row) for col in range(STANDARD.width)] for row in reversed(range(STANDARD.height))]
 
 
 def from_rows_top_first(rows: list[list[int]]) -> Board:
@@ -68,7 +70,7 @@ def from_rows_top_first(rows: list[list[int]]) -> Board:
     first = second = 0
     for r, line in enumerate(rows):
         for col, who in enumerate(line):
-            cell = 1 << (col * bits.H1 + bits.HEIGHT - 1 - r)
+            cell = 1 << (col * STANDARD.h1 + STANDARD.height - 1 - r)
             first |= cell if who == 1 else 0
             second |= cell if who == 2 else 0
     return Board(first, first | second)
@@ -76,7 +78,7 @@ def from_rows_top_first(rows: list[list[int]]) -> Board:
 
 def immediate_wins(stones: int, pos: Board) -> int:
     """How many cells ``stones`` could complete a four on with the next drop."""
-    return bits.popcount(bits.winning_cells(stones, pos.mask) & bits.playable_cells(pos.mask))
+    return bits.popcount(pos.winning_cells(stones) & pos.playable_cells())
 
 
 class _RecordsOnDisk:
@@ -149,7 +151,7 @@ def test_documented_examples(book: OpeningBook) -> None:
     for rows, score in ((wins, 1), (loses, -10)):
         pos = from_rows_top_first(rows)
         assert book.probe(pos.current, pos.mask) == score
-        assert book.probe(bits.mirror(pos.current), bits.mirror(pos.mask)) == score
+        assert book.probe(mirrored(pos).current, mirrored(pos).mask) == score
 
 
 # ---------------------------------------------------------------- what the book does not answer

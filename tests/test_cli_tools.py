@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 from positions import late_positions
 
+from c4engine.geometry import STANDARD
 from c4engine import cli as cli_module
 from c4engine.cli import cli
 from c4engine.kernel.jit import to_pons
@@ -96,6 +97,8 @@ def test_an_empty_line_is_the_empty_board() -> None:
     asked: list[Board] = []
 
     class Recorder:
+        geometry = STANDARD
+
         def clear(self) -> None:
             pass
 

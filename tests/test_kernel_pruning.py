@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from c4engine.kernel import jit, layout, negamax, resolve, solve, table
-from c4engine.rules.bits import CELLS, WIDTH, mirror
+from c4engine.kernel.constants import CELLS, WIDTH
+from c4engine.kernel.jit import mirror
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
@@ -120,7 +121,7 @@ def test_a_side_that_cannot_make_four_scores_at_most_a_draw(searcher: Searcher) 
     for pos in random_positions(rng, 38):
         if found == 5:
             break
-        if resolve.can_make_four(pos.current, pos.mask):
+        if resolve.can_make_line(pos.current, pos.mask):
             continue
         found += 1
         assert true_score(pos) <= 0

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 
+from c4engine.geometry import STANDARD
 from c4engine.kernel import jit as jitbits
 from c4engine.rules import bits
 from c4engine.rules.board import Board, RulesError
@@ -63,8 +64,9 @@ def lines_of(direction: tuple[int, int]) -> list[tuple[Cell, ...]]:
 ALL_LINES = [line for direction in DIRECTIONS.values() for line in lines_of(direction)]
 
 RUNTIMES: dict[str, tuple[Callable[[int], bool], Callable[[int, int], int]]] = {
-    "python": (bits.has_four, bits.winning_cells),
-    "numba": (jitbits.has_four, jitbits.winning_cells),
+    "python": (lambda stones: bits.has_line(stones, WIDTH, HEIGHT, 4),
+               lambda stones, mask: bits.winning_cells(stones, mask, STANDARD.board_mask, WIDTH, HEIGHT, 4)),
+    "numba": (jitbits.has_line, jitbits.winning_cells),
 }
 
 
@@ -212,10 +214,11 @@ def test_full_board_draw() -> None:
     for col in moves:
         assert not pos.is_over()
         pos = pos.play(col)
-    assert pos.stones == 42 and pos.mask == bits.BOARD_MASK
+    assert pos.stones == 42 and pos.mask == STANDARD.board_mask
     assert pos.is_over()
     assert not pos.last_mover_won()
-    assert not bits.has_four(pos.current) and not bits.has_four(pos.opponent)
+    has_four = RUNTIMES["python"][0]
+    assert not has_four(pos.current) and not has_four(pos.opponent)
     assert pos.legal_moves() == []
     with pytest.raises(RulesError, match="column 4"):
         pos.play(3)

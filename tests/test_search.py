@@ -246,11 +246,11 @@ def test_mate_distance_on_hand_worked_positions(searcher: Searcher, moves: str, 
     """DESIGN: win N = (22 - s) - n // 2; loss N = -((22 + s) - (n + 1) // 2)."""
     pos = parse_digits(moves)
     assert searcher.solve(pos)[0] == pons
-    assert mate_distance(jit.to_internal(pons), pos.stones) == mate
+    assert mate_distance(jit.to_internal(pons), pos.stones, pos.geometry.cells) == mate
     searcher.clear()
     result = searcher.search(pos, Limits())
     assert result.report is not None and result.report.exact
-    assert mate_distance(result.report.best.score, pos.stones) == mate
+    assert mate_distance(result.report.best.score, pos.stones, pos.geometry.cells) == mate
 
 
 def test_an_immediate_win_is_mate_in_one(searcher: Searcher) -> None:
@@ -260,7 +260,7 @@ def test_an_immediate_win_is_mate_in_one(searcher: Searcher) -> None:
     for pos in positions:
         searcher.clear()
         score, _ = searcher.solve(pos)
-        assert mate_distance(jit.to_internal(score), pos.stones) == 1, digits(pos)
+        assert mate_distance(jit.to_internal(score), pos.stones, pos.geometry.cells) == 1, digits(pos)
 
 
 def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:

@@ -239,8 +239,9 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     """The exact solve's helper works on the other side of the score: on the empty
     board, while the main thread probes 0 (is the first player winning?), the helper
     probes 1; after that, a probe under way is shared."""
-    main = Searcher(hash_mb=1, threads=2).threads[0]
-    probes = SharedProbes(Board())
+    searcher = Searcher(hash_mb=1, threads=2)
+    main = searcher.threads[0]
+    probes = SharedProbes(Board(), searcher.kernel.solve)
     assert probes._free_point() == 0
     probes.probing[main] = 0
     assert probes._free_point() == 1
@@ -253,8 +254,9 @@ def test_a_probe_the_range_has_settled_is_never_joined() -> None:
     cancelled, but waits for a core): the others must not join that point, where
     the table answers at once and settles nothing, so that they would loop on it
     and keep it alive among themselves."""
-    main = Searcher(hash_mb=1, threads=2).threads[0]
-    probes = SharedProbes(Board())
+    searcher = Searcher(hash_mb=1, threads=2)
+    main = searcher.threads[0]
+    probes = SharedProbes(Board(), searcher.kernel.solve)
     probes.started, probes.lowest, probes.highest, probes.probing[main] = True, -20, 0, 1
     assert probes.lowest <= probes._free_point() < probes.highest
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import position_command
-from ..rules.bits import HEIGHT, WIDTH
 from ..rules.board import Board
 from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen
 
@@ -78,7 +77,8 @@ class Game:
         """The game as the page shows it: rows top first, 0 empty, 1 first player, 2 second."""
         pos = self.position
         return {
-            "board": [[pos.cell(col, row) for col in range(WIDTH)] for row in range(HEIGHT - 1, -1, -1)],
+            "board": [[pos.cell(col, row) for col in range(pos.geometry.width)]
+                      for row in range(pos.geometry.height - 1, -1, -1)],
             "moves": [col + 1 for col in self.moves],
             "first_mover": "first" if self.base.side_to_move == 0 else "second",
             "to_move": "first" if pos.side_to_move == 0 else "second",
@@ -98,11 +98,12 @@ def winning_four(pos: Board) -> list[list[int]]:
     if not pos.last_mover_won():
         return []
     owner = 2 if pos.side_to_move == 0 else 1
+    width, height = pos.geometry.width, pos.geometry.height
     cells: set[tuple[int, int]] = set()
-    for col in range(WIDTH):
-        for row in range(HEIGHT):
+    for col in range(width):
+        for row in range(height):
             for dc, dr in DIRECTIONS:
-                line = [(col + i * dc, row + i * dr) for i in range(4)]
-                if all(0 <= c < WIDTH and 0 <= r < HEIGHT and pos.cell(c, r) == owner for c, r in line):
+                line = [(col + i * dc, row + i * dr) for i in range(pos.geometry.connect)]
+                if all(0 <= c < width and 0 <= r < height and pos.cell(c, r) == owner for c, r in line):
                     cells.update(line)
     return [[c + 1, r + 1] for c, r in sorted(cells)]

@@ -57,8 +57,8 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from ..rules import bits
-from .jit import has_four, jit, mirror, popcount
+from .constants import CELLS, H1, HEIGHT, WIDTH
+from .jit import has_line, jit, mirror, popcount
 
 NOT_IN_BOOK = -128
 """What the probes return for a position the book cannot answer (no score reaches it)."""
@@ -81,9 +81,9 @@ def _huffman_key(current: int, mask: int) -> int:
     """The file's key of ``(current, mask)`` as an unsigned number, for an even
     stone count (``current`` is then the first player's)."""
     key = 0
-    for col in range(bits.WIDTH):
-        for row in range(bits.HEIGHT):
-            cell = 1 << (col * bits.H1 + row)
+    for col in range(WIDTH):
+        for row in range(HEIGHT):
+            cell = 1 << (col * H1 + row)
             if not mask & cell:
                 break
             key = (key << 2) | (2 if current & cell else 3)
@@ -156,9 +156,9 @@ def _distance_to_score(v: int) -> int:
         return 0
     plies = _DISTANCE_BASE - abs(v)
     winner_moves_first = plies % 2 == 1  # the side to move places the odd-numbered stones from here
-    if not 1 <= plies <= bits.CELLS - SCORE_STONES or winner_moves_first != (v > 0):
+    if not 1 <= plies <= CELLS - SCORE_STONES or winner_moves_first != (v > 0):
         return NOT_IN_BOOK
-    magnitude = (bits.CELLS + 1 - (SCORE_STONES - 1 + plies)) // 2
+    magnitude = (CELLS + 1 - (SCORE_STONES - 1 + plies)) // 2
     return magnitude if v > 0 else -magnitude
 
 
@@ -191,7 +191,7 @@ def book_outcome(address: int, records: int, current: int, mask: int) -> int:
     key's two low bits are always zero, so the file keeps the value there and
     the search compares keys without them.
     """
-    if popcount(mask) != OUTCOME_STONES or records == 0 or has_four(current ^ mask):
+    if popcount(mask) != OUTCOME_STONES or records == 0 or has_line(current ^ mask):
         return NOT_IN_BOOK
     value = _value_byte(address, records, OUTCOME_RECORD_BYTES, 3, 2, current, mask)
     return 1 if value < 0 else -(value & 3)

@@ -2,11 +2,17 @@
 
 Connect Four endgames are decided by zugzwang (Allis 1988): once the other
 columns are full, the players must fill the threatened column from the bottom,
-and who gets the threatened cell depends on its row.  The first player moves
-into odd rows (1, 3, 5 counting from the bottom) and the second player into
-even rows, so a first-player threat on an odd row and a second-player threat
-on an even row are the ones that win by force; the others mostly restrict the
-opponent.  The evaluation therefore counts each side's threats (empty cells
+and who gets the threatened cell depends on its row.  On 7x6 the first player
+moves into odd rows (1, 3, 5 counting from the bottom) and the second player
+into even rows, so a first-player threat on an odd row and a second-player
+threat on an even row are the ones that win by force; the others mostly
+restrict the opponent.  On any board: when one column is left with ``h``
+stones in it, the first player is to move exactly when ``W*H - (H - h)`` is
+even, and then takes rows ``h, h + 2, ...``; so the first player's rows
+(counted from 0) have the parity of ``(W - 1) * H``.  That is the odd rows
+(from 1) whenever ``H`` or ``W`` is odd, and the even rows on an odd height with
+an even width, where the roles swap (see ``FIRST_PLAYER_ROWS``).  This is a
+heuristic's premise, not a proof, so only the evaluation relies on it.  The evaluation therefore counts each side's threats (empty cells
 that would complete a four) by parity and by whether an opponent threat below
 them makes them unreachable, and adds a little for central stones, which take
 part in more possible fours.
@@ -20,11 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules.bits import BOTTOM_MASK
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, HEIGHT, WIDTH
 from .jit import column_cells, jit, popcount, smear_up, winning_cells
 
-ODD_ROWS = BOTTOM_MASK * 0b010101   # rows 1, 3, 5: the first player's zugzwang rows
-EVEN_ROWS = BOTTOM_MASK * 0b101010  # rows 2, 4, 6: the second player's
+ODD_ROWS = BOTTOM_MASK * sum(1 << row for row in range(0, HEIGHT, 2))  # rows 1, 3, 5, ... from the bottom
+EVEN_ROWS = BOARD_MASK ^ ODD_ROWS  # rows 2, 4, 6, ...
+FIRST_PLAYER_ROWS = ODD_ROWS if (CELLS - HEIGHT) % 2 == 0 else EVEN_ROWS  # zugzwang rows (module docstring)
+SECOND_PLAYER_ROWS = BOARD_MASK ^ FIRST_PLAYER_ROWS
 
 # Indices into a weight vector (and into the terms of one side).
 GOOD_THREATS, OTHER_THREATS, DEAD_THREATS, STACKED_THREATS, CENTRE = range(5)
@@ -43,7 +51,7 @@ TERM_NAMES = ("good-parity threats", "other threats", "dead threats",
 THREAT_WEIGHTS = np.array([24, 8, 2, 48, 1], dtype=np.int64)
 CENTRE_ONLY = np.array([0, 0, 0, 0, 1], dtype=np.int64)
 
-CENTRE_WEIGHT_OF_COLUMN = (0, 1, 2, 3, 2, 1, 0)
+CENTRE_WEIGHT_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))  # steps from the edge
 N_TERMS = 5
 
 
@@ -54,13 +62,13 @@ def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int,
     other_threats = winning_cells(other, mask)
     dead_zone = smear_up((other_threats << 1) & ~mask)  # strictly above an opponent threat
     live = threats & ~dead_zone
-    good_rows = ODD_ROWS if is_first else EVEN_ROWS
+    good_rows = FIRST_PLAYER_ROWS if is_first else SECOND_PLAYER_ROWS
     good = popcount(live & good_rows)
     bad = popcount(live & ~good_rows)
     dead = popcount(threats & dead_zone)
     stacked = popcount(threats & (threats >> 1))
     centre = 0
-    for col in range(7):
+    for col in range(WIDTH):
         centre += CENTRE_WEIGHT_OF_COLUMN[col] * popcount(stones & column_cells(col))
     return good, bad, dead, stacked, centre
 

@@ -1,19 +1,26 @@
 """The bit tricks of :mod:`c4engine.rules.bits`, compiled by numba for the search kernel.
 
 The same source serves the rules (as plain Python) and the kernel (compiled
-here), so the two can never disagree about what a four is.
+here), so the two can never disagree about what a line is.  The rules pass a
+board's constants as arguments; the wrappers below pass this kernel's
+(:mod:`c4engine.kernel.constants`), which numba takes as compile-time constants:
+LLVM inlines the small functions and folds the constants, so the loops over
+directions and row lengths unroll into the code a fixed-size kernel would have.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import numba
 from numba.core.caching import FunctionCache
 
 from ..rules import bits, scores
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, HEIGHT, WIDTH
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -69,16 +76,77 @@ def _drop_stale_cache() -> None:
         drop_stale_entries(cache_dirs, jitted_sources())
 
 
-_drop_stale_cache()  # before any function below is compiled or loaded
+if __package__ == "c4engine.kernel":  # the copies for other boards are keyed on their sources' hash
+    _drop_stale_cache()  # before any function below is compiled or loaded
 jit = numba.njit(cache=True, nogil=True)
 
 popcount = jit(bits.popcount)
-playable_cells = jit(bits.playable_cells)
-winning_cells = jit(bits.winning_cells)
-column_cells = jit(bits.column_cells)
-smear_up = jit(bits.smear_up)
-has_four = jit(bits.has_four)
-mirror = jit(bits.mirror)
 to_internal = jit(scores.to_internal)
 to_pons = jit(scores.to_pons)
-win_now = jit(scores.win_now)
+_playable_cells = jit(bits.playable_cells)
+_column_cells = jit(bits.column_cells)
+_smear_up = jit(bits.smear_up)
+_line_fits = jit(bits.line_fits)
+_line_starts = jit(bits.line_starts)
+_mirror = jit(bits.mirror)
+_win_now = jit(scores.win_now)
+
+
+def _calling_compiled(function: Callable[..., Any]) -> Any:
+    """A function of bits.py that calls others of bits.py, compiled: numba calls only
+    compiled functions, so the copy it compiles finds the compiled ones under their
+    names (the rules go on calling the plain ones)."""
+    namespace = {**function.__globals__, "line_fits": _line_fits, "line_starts": _line_starts}
+    clone = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__)
+    clone.__qualname__, clone.__module__ = function.__qualname__, function.__module__
+    return jit(clone)
+
+
+_winning_cells = _calling_compiled(bits.winning_cells)
+_has_line = _calling_compiled(bits.has_line)
+
+
+@jit
+def playable_cells(mask: int) -> int:
+    return _playable_cells(mask, BOTTOM_MASK, BOARD_MASK)
+
+
+@jit
+def winning_cells(stones: int, mask: int) -> int:
+    return _winning_cells(stones, mask, BOARD_MASK, WIDTH, HEIGHT, CONNECT)
+
+
+@jit
+def column_cells(col: int) -> int:
+    return _column_cells(col, HEIGHT)
+
+
+@jit
+def smear_up(cells: int) -> int:
+    return _smear_up(cells, HEIGHT, BOARD_MASK)
+
+
+@jit
+def has_line(stones: int) -> bool:
+    """Whether ``stones`` hold a line of this board's row length."""
+    return _has_line(stones, WIDTH, HEIGHT, CONNECT)
+
+
+@jit
+def line_fits(shift: int) -> bool:
+    return _line_fits(shift, WIDTH, HEIGHT, CONNECT)
+
+
+@jit
+def line_starts(stones: int, shift: int) -> int:
+    return _line_starts(stones, shift, CONNECT)
+
+
+@jit
+def mirror(stones: int) -> int:
+    return _mirror(stones, WIDTH, HEIGHT)
+
+
+@jit
+def win_now(stones: int) -> int:
+    return _win_now(stones, CELLS)

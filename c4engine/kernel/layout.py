@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules.bits import CELLS, WIDTH
+from .constants import CELLS, WIDTH
 from .evaluation import N_TERMS
 from .jit import jit
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..rules.bits import BOARD_MASK, CELLS, WIDTH
+from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, WIDTH
 from .evaluation import N_TERMS, evaluate
 from .jit import column_cells, jit, playable_cells, popcount, to_internal, winning_cells
 from .layout import (
@@ -55,8 +55,6 @@ from .table import (
     EXACT, LOWER, NO_MOVE, UPPER, entry_depth, entry_flag, entry_move, entry_value, stored_move,
     table_key, tt_lookup, tt_slot, tt_store,
 )
-
-COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
 
 # Move-order weights (see move_score), Steininger's scaled to integers and tuned on
 # Pons' sets (docs/design.md, "Move order"): threats playable after one more stone,

@@ -1,32 +1,40 @@
 """Static resolution: what a position's threats settle before it costs a node.
 
 Forced moves are played in a loop; a side facing two wins (or a win above the
-one it must block) has lost; a side that cannot make four any more scores at
+one it must block) has lost; a side that cannot make a line any more scores at
 most 0; no win or loss can come sooner than the next moves allow; and at the
 first player's turn the second player's claimeven strategy bounds the score from
-above (:func:`even_rows_bound`).
+above (:func:`even_rows_bound`), on boards of even height only (``CLAIMEVEN``).
+
+Which rule holds where: the forced moves, the double threats, the no-line and
+the no-quick-win bounds hold on every board and every row length (they only
+use what a line of ``CONNECT`` cells is).  Claimeven needs every column to have
+an even number of cells, so that the reply in the same column always exists; on
+an odd height the first player's stone in a column's top cell has no answer
+there, and the bound is off.  The book answers on 7x6 with four in a row only.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..rules.bits import BOARD_MASK, BOTTOM_MASK, CELLS, H1, HEIGHT
 from ..rules.scores import MATE
 from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, H1, HAS_BOOK, HEIGHT
 from .evaluation import EVEN_ROWS
-from .jit import has_four, jit, playable_cells, smear_up, to_internal, winning_cells
+from .jit import has_line, jit, line_fits, line_starts, playable_cells, smear_up, to_internal, winning_cells
 from .layout import BOOK_ADDRESS, BOOK_RECORDS, INFINITE
 
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
 NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
+CLAIMEVEN = HEIGHT % 2 == 0  # whether even_rows_bound() is proven on this board (module docstring)
 
 
 @jit
-def can_make_four(stones: int, mask: int) -> bool:
-    """Whether ``stones`` could still complete a four if they got every empty cell."""
-    return has_four(stones | (BOARD_MASK & ~mask))
+def can_make_line(stones: int, mask: int) -> bool:
+    """Whether ``stones`` could still complete a line if they got every empty cell."""
+    return has_line(stones | (BOARD_MASK & ~mask))
 
 
 @jit
@@ -44,9 +52,9 @@ def columns_of(cells: int) -> int:
 
 
 @jit
-def bound_from_four(line: int, mine: int, empty: int) -> int:
-    """The bound a four of the second player's gives (see even_rows_bound), or NO_BOUND
-    when one of the first player's fours in ``mine`` can be completed first."""
+def bound_from_line(line: int, mine: int, empty: int) -> int:
+    """The bound a line of the second player's gives (see even_rows_bound), or NO_BOUND
+    when one of the first player's lines in ``mine`` can be completed first."""
     open_cells = line & empty
     tops = open_cells & ~(open_cells >> 1)
     passed_first = smear_up((tops << 1) & BOARD_MASK)
@@ -54,7 +62,7 @@ def bound_from_four(line: int, mine: int, empty: int) -> int:
     while columns != 0:
         column = columns & -columns
         columns ^= column
-        if has_four(mine & ~(passed_first & column * ((1 << HEIGHT) - 1))):
+        if has_line(mine & ~(passed_first & column * ((1 << HEIGHT) - 1))):
             return NO_BOUND
     highest_row = 0
     for row in range(HEIGHT):
@@ -82,17 +90,20 @@ def even_rows_bound(current: int, mask: int) -> int:
     empty = BOARD_MASK & ~mask
     theirs = (current ^ mask) | (EVEN_ROWS & empty & ~playable_cells(mask))
     mine = BOARD_MASK & ~theirs
-    if not has_four(theirs):
-        return NO_BOUND if has_four(mine) else 0
+    if not has_line(theirs):
+        return NO_BOUND if has_line(mine) else 0
     bound = NO_BOUND
     for shift in (1, H1, HEIGHT, H1 + 1):  # vertical, horizontal, the two diagonals
-        pairs = theirs & (theirs >> shift)
-        starts = pairs & (pairs >> (2 * shift))  # the first cell of each four
+        if not line_fits(shift):
+            continue
+        starts = line_starts(theirs, shift)  # the first cell of each line
         while starts != 0:
             start = starts & -starts
             starts ^= start
-            line = start * (1 + (1 << shift) + (1 << (2 * shift)) + (1 << (3 * shift)))
-            bound = min(bound, bound_from_four(line, mine, empty))
+            line = 0
+            for i in range(CONNECT):
+                line |= start << (i * shift)
+            bound = min(bound, bound_from_line(line, mine, empty))
     return bound
 
 
@@ -129,7 +140,7 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     stop the opponent's next stone (two immediate threats, a threat right above
     the one it must block, or every move under a threat) has lost; no win comes
     before the side's second stone from now and no loss before the opponent's
-    second; a side that can no longer make four scores at most a draw; the
+    second; a side that can no longer make a line scores at most a draw; the
     12-stone book answers exactly.  When those bounds cut ``[alpha, beta]`` (of
     the given position), the position is settled.
 
@@ -147,13 +158,13 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
             return sign * loss_now(stones), current, mask, stones, flips, 0, 0
         if stones >= CELLS - 2:
             return 0, current, mask, stones, flips, 0, 0
-        if stones == BOOK_STONES and mem[BOOK_RECORDS] > 0:
+        if HAS_BOOK and stones == BOOK_STONES and mem[BOOK_RECORDS] > 0:
             book = book_score(mem[BOOK_ADDRESS], mem[BOOK_RECORDS], current, mask)
             if book != NOT_IN_BOOK:
                 return sign * to_internal(book), current, mask, stones, flips, 0, 0
         lo = to_internal(-((CELLS - 2 - stones) // 2))
         hi = to_internal((CELLS - 1 - stones) // 2)
-        if not can_make_four(current, mask):
+        if not can_make_line(current, mask):
             hi = 0
         if lo >= beta:
             return sign * lo, current, mask, stones, flips, 0, 0
@@ -161,7 +172,7 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
             return sign * hi, current, mask, stones, flips, 0, 0
         forced = forced_move(opponent_wins, safe)
         if forced == 0:
-            if stones % 2 == 0:  # the first player to move: the second may claim the even rows
+            if CLAIMEVEN and stones % 2 == 0:  # the first player to move: the second may claim the even rows
                 hi = min(hi, even_rows_bound(current, mask))
                 if hi <= alpha:
                     return sign * hi, current, mask, stones, flips, 0, 0

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..rules.bits import BOARD_MASK, CELLS, WIDTH
-from .jit import column_cells, has_four, jit, playable_cells, to_internal, to_pons, win_now, winning_cells
+from .constants import BOARD_MASK, CELLS, WIDTH
+from .jit import column_cells, has_line, jit, playable_cells, to_internal, to_pons, win_now, winning_cells
 from .layout import ABORTED
 from .negamax import negamax
 from .resolve import forced_cells, forced_move
@@ -151,7 +151,7 @@ def perft(current: int, mask: int, depth: int) -> int:
     no moves, so lines that end earlier count for nothing (as in chess perft)."""
     if depth == 0:
         return 1
-    if has_four(current ^ mask) or mask == BOARD_MASK:
+    if has_line(current ^ mask) or mask == BOARD_MASK:
         return 0
     total = 0
     possible = playable_cells(mask)

@@ -9,29 +9,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules.bits import WIDTH
+from .constants import KEY_BITS, WIDTH
 from .jit import jit, mirror
 from .layout import GENERATION, TT_SLOTS, TT_START
 
-NO_MOVE = 7
-
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
-# index, ``key % size`` for an odd size above 2**17, they identify a 49-bit key
-# by the Chinese remainder theorem), the value, the depth, the bound type, the
-# best move and the generation (bumping it empties the table without touching
-# memory).  The key is the smaller of the position's and its mirror image's
-# (see table_key); the move is then stored mirrored.
-VALUE_SHIFT, DEPTH_SHIFT, FLAG_SHIFT, MOVE_SHIFT, GEN_SHIFT = 32, 48, 54, 56, 59
+# index, ``key % size`` for an odd size above 2**17, they identify a key of up to
+# 49 bits by the Chinese remainder theorem), the value (16 bits), the depth (6),
+# the bound type (2), the best move (MOVE_BITS: the columns and NO_MOVE) and the
+# generation (4; bumping it empties the table without touching memory).  The key
+# is the smaller of the position's and its mirror image's (see table_key); the
+# move is then stored mirrored.
+#
+# A longer key (more than 49 bits: 8x6, 7x7, 8x7, ...) or a move field too wide
+# for the word (more than 15 columns) takes two words per entry, as Hyatt's
+# lockless table does: the data word (the same fields without the key bits) and
+# the full key XORed with it.  A probe accepts an entry only when the two words
+# XOR to its key, so a position is never taken for another (the full key is
+# compared), and a pair torn by two threads writing at once is refused as a miss.
+MOVE_BITS = max(3, WIDTH.bit_length())
+NO_MOVE = (1 << MOVE_BITS) - 1
+PARTIAL_KEY_BITS = 32
+MIN_TABLE_ENTRIES = (1 << 17) + 1
+ENTRY_WORDS = 1 if KEY_BITS <= PARTIAL_KEY_BITS + 17 and PARTIAL_KEY_BITS + 28 + MOVE_BITS <= 64 else 2
+KEY_FIELD = (1 << PARTIAL_KEY_BITS) - 1 if ENTRY_WORDS == 1 else 0
+VALUE_SHIFT = PARTIAL_KEY_BITS if ENTRY_WORDS == 1 else 0
+DEPTH_SHIFT = VALUE_SHIFT + 16
+FLAG_SHIFT = DEPTH_SHIFT + 6
+MOVE_SHIFT = FLAG_SHIFT + 2
+GEN_SHIFT = MOVE_SHIFT + MOVE_BITS
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
-MIN_TABLE_ENTRIES = (1 << 17) + 1
 
 
 @jit
 def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: int) -> int:
     """One table entry as an int64 (see the layout above)."""
-    return ((key & 0xFFFFFFFF) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
+    return ((key & KEY_FIELD) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
             | (flag << FLAG_SHIFT) | (move << MOVE_SHIFT) | (generation << GEN_SHIFT))
 
 
@@ -41,9 +56,9 @@ def table_key(current: int, mask: int) -> tuple[int, bool]:
 
     A position and its mirror image have the same score, so they share one
     entry: the smaller of the two keys.  ``current + mask`` adds column by
-    column without a carry between columns (7 bits each), so mirroring the key
-    mirrors the position.  The key stays a 49-bit number, which is all the
-    partial-key argument of the layout needs."""
+    column without a carry between columns (H+1 bits each), so mirroring the key
+    mirrors the position.  The key has KEY_BITS bits, which decides the entry's
+    size (see the layout above)."""
     key = current + mask
     mirrored = mirror(key)
     if mirrored < key:
@@ -60,8 +75,8 @@ def stored_move(col: int, mirrored: bool) -> int:
 
 @jit
 def tt_slot(mem: np.ndarray, key: int) -> int:
-    """Where in ``mem`` the table keeps ``key``."""
-    return mem[TT_START] + key % mem[TT_SLOTS]
+    """Where in ``mem`` the table keeps ``key`` (``mem[TT_SLOTS]`` entries of ENTRY_WORDS)."""
+    return mem[TT_START] + (key % mem[TT_SLOTS]) * ENTRY_WORDS
 
 
 @jit
@@ -69,9 +84,14 @@ def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
     """The entry stored for ``key`` (at ``tt_slot(mem, key)``) in the current generation,
     or 0.  The caller passes the slot so that a node divides once, for its probe and
     its store."""
-    entry = mem[slot]
-    if entry == 0 or (entry & 0xFFFFFFFF) != (key & 0xFFFFFFFF):
-        return 0
+    if ENTRY_WORDS == 1:
+        entry = mem[slot]
+        if entry == 0 or (entry & KEY_FIELD) != (key & KEY_FIELD):
+            return 0
+    else:
+        entry = mem[slot + 1]
+        if entry == 0 or mem[slot] ^ entry != key:
+            return 0
     if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != mem[GENERATION]:
         return 0
     return entry
@@ -82,7 +102,12 @@ def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag:
              mirrored: bool) -> None:
     """Store a node's result at its ``slot`` (see tt_lookup), in the current generation,
     with its best column as the entry of a mirrored key keeps it."""
-    mem[slot] = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
+    entry = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
+    if ENTRY_WORDS == 1:
+        mem[slot] = entry
+    else:
+        mem[slot] = key ^ entry
+        mem[slot + 1] = entry
 
 
 @jit
@@ -102,4 +127,4 @@ def entry_flag(entry: int) -> int:
 
 @jit
 def entry_move(entry: int) -> int:
-    return (entry >> MOVE_SHIFT) & 7
+    return (entry >> MOVE_SHIFT) & NO_MOVE

@@ -13,10 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..kernel import solve
 from ..kernel.book import OpeningBook
-from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
-from ..rules.bits import WIDTH
+from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
@@ -89,7 +87,7 @@ class Backend:
         time_left, increment = params.clock(pos.side_to_move == 0)
         if time_left is None:
             return None
-        return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead)
+        return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead, pos.geometry.cells)
 
     def search(self, pos: Board, limits: Limits, stop: StopSignal, drops: bool) -> Result:
         """Search and write an ``info`` line per ``MultiPV`` line of every finished
@@ -102,7 +100,7 @@ class Backend:
         strength = wanted_strength(self.options)
         if strength is None:
             return self.searcher.search(pos, limits, report, stop, shown)
-        result = self.searcher.search(pos, strength.cap(limits), report, stop, WIDTH)
+        result = self.searcher.search(pos, strength.cap(limits), report, stop, pos.geometry.width)
         return self._weakened(result, strength)
 
     def _weakened(self, result: Result, strength: Strength) -> Result:
@@ -118,6 +116,7 @@ class Backend:
     def describe_eval(self, pos: Board) -> list[str]:
         """The evaluation's terms for each side, weighted, and the total."""
         weights = self._weights()
+        side_terms, side_score = self.searcher.kernel.evaluation.side_terms, self.searcher.kernel.evaluation.side_score
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
         terms_first = side_terms(first, second, pos.mask, True)
         terms_second = side_terms(second, first, pos.mask, False)
@@ -127,7 +126,7 @@ class Backend:
         total_first = side_score(first, second, pos.mask, True, weights)
         total_second = side_score(second, first, pos.mask, False, weights)
         lines.append(f"{'weighted total':<22}{'':>7}{total_first:>12}{total_second:>12}")
-        total = evaluate(pos.current, pos.mask, pos.stones, weights)
+        total = self.searcher.kernel.evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 
@@ -136,7 +135,7 @@ class Backend:
         lines, total = [], 0
         for col in pos.legal_moves():
             child = pos.play(col)
-            count = int(solve.perft(child.current, child.mask, depth - 1))
+            count = int(self.searcher.kernel.solve.perft(child.current, child.mask, depth - 1))
             total += count
             lines.append(f"{format_move(col, pos, drops)}: {count}")
         return lines + ["", f"Nodes searched: {total}"]
@@ -154,11 +153,11 @@ def info_line(pos: Board, rep: Report, index: int, drops: bool) -> str:
     nps = int(rep.nodes / rep.elapsed) if rep.elapsed > 0 else 0
     pv = " ".join(format_line(pos, list(line.pv), drops))
     return (f"info depth {rep.depth} seldepth {rep.seldepth} multipv {index + 1} "
-            f"score {score_text(line.score, pos.stones, rep.exact)} nodes {rep.nodes} nps {nps} "
+            f"score {score_text(line.score, pos.stones, rep.exact, pos.geometry.cells)} nodes {rep.nodes} nps {nps} "
             f"hashfull {rep.hashfull} time {elapsed_ms} pv {pv}")
 
 
-def score_text(score: int, stones: int, exact: bool) -> str:
+def score_text(score: int, stones: int, exact: bool, cells: int) -> str:
     """``mate N`` for a proven win or loss, ``cp X`` otherwise (a proven draw is ``cp 0``).
 
     A depth-limited iteration can prove a win without proving it the fastest
@@ -167,7 +166,7 @@ def score_text(score: int, stones: int, exact: bool) -> str:
     most N moves), ``upperbound`` for a loss (it loses in at most |N|)."""
     if not is_proven(score):
         return f"cp {score}"
-    text = f"mate {mate_distance(score, stones)}"
+    text = f"mate {mate_distance(score, stones, cells)}"
     if exact:
         return text
     return text + (" lowerbound" if score > 0 else " upperbound")

@@ -34,7 +34,7 @@ from importlib.resources import files
 
 from ..engine import EngineTimeout, Limit, SimpleEngine, engine_move
 from ..inputs import numbered_lines, summary
-from ..rules.bits import CELLS, WIDTH
+from ..geometry import STANDARD
 from ..rules.board import Board
 from ..rules.board import RulesError
 from ..rules.notation import parse_digits
@@ -54,7 +54,7 @@ class Phase:
 
 
 PHASES = (Phase("0-8", 0, 8), Phase("9-16", 9, 16), Phase("17-24", 17, 24),
-          Phase("25+", 25, CELLS))
+          Phase("25+", 25, STANDARD.cells))
 
 
 def phase_of(stones: int) -> Phase:
@@ -105,8 +105,8 @@ def parse_position_line(line: str) -> TestPosition:
     full column); ValueError says what is wrong.  The scores must fit the board:
     full columns exactly where the board is full, and a game still to be played."""
     fields = line.split()
-    if len(fields) != 1 + WIDTH:
-        raise ValueError(f"expected the moves and {WIDTH} scores, found {len(fields)} fields")
+    if len(fields) != 1 + STANDARD.width:
+        raise ValueError(f"expected the moves and {STANDARD.width} scores, found {len(fields)} fields")
     moves = "" if fields[0] == "-" else fields[0]
     try:
         pos = parse_digits(moves)
@@ -115,7 +115,7 @@ def parse_position_line(line: str) -> TestPosition:
         raise ValueError(str(err)) from None
     if pos.is_over():
         raise ValueError(f"'{moves}': the game is already over")
-    full = [col + 1 for col in range(WIDTH) if pos.can_play(col) != (scores[col] is not None)]
+    full = [col + 1 for col in range(STANDARD.width) if pos.can_play(col) != (scores[col] is not None)]
     if full:
         raise ValueError(f"'{moves}': 'x' must mark exactly the full columns (check {full})")
     return TestPosition(moves, scores)

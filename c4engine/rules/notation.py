@@ -8,8 +8,11 @@ the stone lands on, so a drop is only legal onto the lowest empty cell.
 
 from __future__ import annotations
 
-from .bits import H1, HEIGHT, WIDTH, popcount
+from ..geometry import STANDARD, Geometry
+from .bits import popcount
 from .board import Board, RulesError, from_stones
+
+WIDTH, HEIGHT, H1 = STANDARD.width, STANDARD.height, STANDARD.h1  # drops and FEN: 7x6 for now
 
 FILES = "abcdefg"
 DIGITS = "0123456789"
@@ -42,8 +45,8 @@ def parse_move(token: str, pos: Board) -> int:
     """The 0-based column a single move token names: a digit or a drop ``P@d1``."""
     if len(token) == 1 and token in DIGITS:
         col = int(token) - 1
-        if not 0 <= col < WIDTH:
-            raise RulesError(f"move '{token}': column out of range (1-{WIDTH})")
+        if not 0 <= col < pos.geometry.width:
+            raise RulesError(f"move '{token}': column out of range (1-{pos.geometry.width})")
         return col
     if len(token) == 4 and token[1] == "@":
         return _parse_drop(token, pos)
@@ -80,11 +83,11 @@ def play_moves(pos: Board, tokens: list[str]) -> Board:
     return pos
 
 
-def parse_digits(text: str) -> Board:
+def parse_digits(text: str, geometry: Geometry = STANDARD) -> Board:
     """The position after a Pons-style digit string such as ``4453`` (empty: start)."""
     if text and not is_digit_string(text):
         raise RulesError(f"'{text}' is not a string of column digits")
-    return play_moves(Board(), [text] if text else [])
+    return play_moves(Board(geometry=geometry), [text] if text else [])
 
 
 def format_move(col: int, pos: Board, drops: bool) -> str:

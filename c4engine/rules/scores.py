@@ -2,7 +2,8 @@
 kernel (which compiles these same functions) share one definition.
 
 Pons' score (docs/design.md, "Scores"), from the side to move: 0 a draw; a side that wins
-with its next stone, with ``n`` stones on the board, scores ``(43 - n) // 2``;
+with its next stone, with ``n`` stones on the board, scores ``(W*H + 1 - n) // 2``
+(``cells`` is ``W*H``, passed by the caller: the board's size is no global);
 negative for a loss.  Internally a proven result with Pons score ``s`` is
 ``MATE + s`` for a win and ``-MATE + s`` for a loss, and heuristic values stay
 strictly between ``-MATE`` and ``MATE``, so one integer orders proven and
@@ -10,8 +11,6 @@ heuristic values together.
 """
 
 from __future__ import annotations
-
-from .bits import CELLS
 
 MATE = 10_000
 
@@ -39,15 +38,15 @@ def is_proven(score: int) -> bool:
     return abs(score) >= MATE
 
 
-def win_now(stones: int) -> int:
+def win_now(stones: int, cells: int) -> int:
     """Pons score of winning with the next stone, ``stones`` being on the board."""
-    return (CELLS + 1 - stones) // 2
+    return (cells + 1 - stones) // 2
 
 
-def mate_distance(score: int, stones: int) -> int:
+def mate_distance(score: int, stones: int, cells: int) -> int:
     """A proven internal score as the protocol's ``mate N``: own moves until the win
     (positive), or the opponent's moves until its win (negative)."""
     pons = to_pons(score)
     if pons > 0:
-        return (CELLS // 2 + 1 - pons) - stones // 2
-    return -((CELLS // 2 + 1 + pons) - (stones + 1) // 2)
+        return (cells // 2 + 1 - pons) - stones // 2
+    return -((cells // 2 + 1 + pons) - (stones + 1) // 2)

@@ -4,14 +4,19 @@ As in Stockfish, the total node count is a signature of the search: it
 changes when, and only when, the search changes, so a commit that claims to
 change nothing can be checked with one command.  The positions cover the
 opening (searched heuristically), the middle game (where the exact solver
-takes over part way) and endgames (solved at once).
+takes over part way) and endgames (solved at once).  On another board than
+7x6 the positions are the empty board and the openings of a few fixed
+pseudo-random games (:func:`bench_positions`).
 """
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass
 
+from ..geometry import STANDARD, Geometry
+from ..rules.board import Board
 from ..rules.notation import parse_digits
 from .limits import Limits
 from .searcher import Searcher
@@ -39,11 +44,35 @@ BENCH_POSITIONS = (
 )
 
 
+OTHER_BOARD_POSITIONS = 12
+
+
+def bench_positions(geometry: Geometry) -> list[Board]:
+    """The bench's positions on ``geometry``: :data:`BENCH_POSITIONS` on 7x6; elsewhere
+    the empty board and games of random moves (seeded by the board's name, so the
+    same on every run) cut at lengths spread over the game, never a finished one
+    or one the side to move wins at once."""
+    if geometry == STANDARD:
+        return [parse_digits(moves) for moves in BENCH_POSITIONS]
+    rng = random.Random(geometry.name)
+    positions = [Board(geometry=geometry)]
+    for i in range(1, OTHER_BOARD_POSITIONS):
+        length = i * geometry.cells // OTHER_BOARD_POSITIONS
+        pos = Board(geometry=geometry)
+        while pos.stones < length and not pos.can_win_now():
+            pos = pos.play(rng.choice(pos.legal_moves()))
+            if pos.is_over():
+                break
+        if not pos.is_over():
+            positions.append(pos)
+    return positions
+
+
 @dataclass(frozen=True)
 class BenchResult:
     nodes: int
     seconds: float
-    per_position: tuple[tuple[str, int, int], ...]  # moves, best column (1-7), nodes
+    per_position: tuple[tuple[str, int, int], ...]  # moves, best column (from 1), nodes
 
     @property
     def nodes_per_second(self) -> int:
@@ -53,9 +82,9 @@ class BenchResult:
 def run_bench(searcher: Searcher, depth: int = BENCH_DEPTH) -> BenchResult:
     """Search every bench position from an empty table to ``depth`` plies."""
     total_nodes, total_seconds, rows = 0, 0.0, []
-    for moves in BENCH_POSITIONS:
+    for pos in bench_positions(searcher.geometry):
         searcher.clear()
-        pos = parse_digits(moves)
+        moves = "".join(str(col + 1) for col in pos.history)
         started = time.perf_counter()
         result = searcher.search(pos, Limits(depth=depth))
         total_seconds += time.perf_counter() - started

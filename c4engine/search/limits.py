@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..rules.bits import CELLS
+from ..geometry import STANDARD
 
 SHARE_OF_MOVES_LEFT = 0.4
 INCREMENT_SHARE = 0.8
@@ -61,9 +61,10 @@ class Budget:
 
 
 def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | None, stones: int,
-                 overhead_ms: float) -> Budget:
-    """Soft and hard thinking time for the side to move, in milliseconds."""
-    own_moves_left = (CELLS - stones + 1) // 2
+                 overhead_ms: float, cells: int = STANDARD.cells) -> Budget:
+    """Soft and hard thinking time for the side to move, in milliseconds, with
+    ``stones`` of the board's ``cells`` filled."""
+    own_moves_left = (cells - stones + 1) // 2
     horizon = max(2, math.ceil(own_moves_left * SHARE_OF_MOVES_LEFT))
     if moves_to_go:
         horizon = max(1, min(horizon, moves_to_go))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
+from types import ModuleType
 
-from ..kernel import solve
 from ..kernel.layout import NODE_LIMIT, STOP
 from ..rules.board import Board
 from .thread import UNLIMITED, SearchThread
@@ -24,8 +24,10 @@ class SharedProbes:
     answer the range has come to settle is cancelled through its thread's node
     limit (the stop flag belongs to the caller's stop signal)."""
 
-    def __init__(self, pos: Board) -> None:
+    def __init__(self, pos: Board, solve: ModuleType) -> None:
+        """``solve``: the :mod:`c4engine.kernel.solve` of the position's board."""
         self.pos = pos
+        self.solve = solve
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
         self.probing: dict[SearchThread, int] = {}
         self.started = False
@@ -65,13 +67,13 @@ class SharedProbes:
         claimed among themselves."""
         open_points = [point for point in self.probing.values() if self.lowest <= point < self.highest]
         if not open_points:
-            return int(solve.probe_point(self.lowest, self.highest, self.pos.stones, not self.started))
+            return int(self.solve.probe_point(self.lowest, self.highest, self.pos.stones, not self.started))
         point = max(open_points)
         return 1 if point == 0 and 1 < self.highest else point
 
     def _narrow(self, point: int, value: int) -> None:
         """Take a finished probe's result; cancel the probes it made pointless."""
-        self.lowest, self.highest = (int(bound) for bound in solve.narrowed(self.lowest, self.highest,
+        self.lowest, self.highest = (int(bound) for bound in self.solve.narrowed(self.lowest, self.highest,
                                                                                point, value))
         for other, other_point in self.probing.items():
             if not self.lowest <= other_point < self.highest:

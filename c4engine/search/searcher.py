@@ -37,15 +37,15 @@ from typing import Callable
 
 import numpy as np
 
-from ..kernel import layout, solve, table
+from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
 from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
 from ..kernel.layout import (
-    BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, CTX_SIZE, GENERATION, INFINITE, NODES, SELDEPTH,
-    STOP, TT_SLOTS, TT_START, WEIGHTS,
+    BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, GENERATION, INFINITE, NODES, SELDEPTH, STOP, TT_SLOTS,
+    TT_START, WEIGHTS,
 )
+from ..kernel.specialise import Kernel, kernel_for
 from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
-from ..rules.bits import CELLS, WIDTH
 from ..rules.board import Board
 from ..rules.notation import parse_digits
 from ..rules.scores import is_proven, mate_distance
@@ -62,7 +62,8 @@ EXACT_BUDGET_FACTOR = 3
 MIN_EXACT_BUDGET = 20_000
 
 
-WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
+WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones on 7x6: solved at once, through every path
+WARM_UP_EMPTY_CELLS = 12  # other boards: a position this close to the end (see warm_up_position)
 
 
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
@@ -77,16 +78,38 @@ def busy_slots(threads: int) -> int:
     return BUSY_TABLE_SLOTS if threads > 1 else 0
 
 
-def table_start(threads: int) -> int:
+def table_start(kernel: Kernel, threads: int) -> int:
     """Where the transposition table begins in the buffer: after the contexts and
     the busy table."""
-    return threads * CTX_SIZE + busy_slots(threads)
+    return threads * kernel.layout.CTX_SIZE + busy_slots(threads)
 
 
-def table_entries(hash_mb: int) -> int:
-    """The number of table slots for a size in MB: odd, so that ``key % size`` mixes
+def table_entries(kernel: Kernel, hash_mb: int) -> int:
+    """The number of table entries for a size in MB: odd, so that ``key % size`` mixes
     the columns, and above 2**17 so that 32-bit partial keys stay unique."""
-    return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
+    entry_bytes = ENTRY_BYTES * kernel.table.ENTRY_WORDS
+    return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // entry_bytes) | 1)
+
+
+def warm_up_position(geometry: Geometry) -> Board:
+    """A position near the end of the game, still open, that the searches solve at
+    once: on 7x6 :data:`WARM_UP_MOVES`; elsewhere stones dropped in a fixed rotation
+    of the columns, each where it neither ends the game nor lets the opponent win
+    next, until WARM_UP_EMPTY_CELLS cells are left (or no such move is left)."""
+    if geometry == STANDARD:
+        return parse_digits(WARM_UP_MOVES)
+    pos = Board(geometry=geometry)
+    while pos.stones < geometry.cells - WARM_UP_EMPTY_CELLS:
+        turn = pos.stones * 3
+        for col in (c % geometry.width for c in range(turn, turn + geometry.width)):
+            if pos.can_play(col) and not pos.is_winning_move(col):
+                child = pos.play(col)
+                if not child.is_over() and not child.can_win_now():
+                    pos = child
+                    break
+        else:
+            break
+    return pos
 
 
 class Searcher:
@@ -102,8 +125,11 @@ class Searcher:
     if the allocation fails they raise MemoryError and change nothing."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
-                 book: OpeningBook | None = None, threads: int = 1) -> None:
-        self.book = book or OpeningBook.empty()
+                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD) -> None:
+        self.geometry = geometry
+        self.kernel = kernel_for(geometry)
+        self.book = OpeningBook.empty()
+        self._take_book(book)
         self.hash_mb = hash_mb
         self.threads: list[SearchThread] = []
         self._helpers: list[Helper] = []  # changed in place: the finalizer below holds it
@@ -120,18 +146,18 @@ class Searcher:
     @property
     def tt(self) -> np.ndarray:
         """The transposition table: the back of the buffer."""
-        return self._buffer[table_start(len(self.threads)):]
+        return self._buffer[table_start(self.kernel, len(self.threads)):]
 
     def _lay_out(self, hash_mb: int, threads: int, weights: np.ndarray) -> None:
         """A new buffer for ``threads`` contexts and an empty table of ``hash_mb`` MB, then
         the helper threads to go with it.  Nothing changes if the allocation fails."""
-        slots = table_entries(hash_mb)
-        buffer = allocate_zeros(table_start(threads) + slots)
-        views = [SearchThread(buffer[(threads - 1 - i) * CTX_SIZE:], i) for i in range(threads)]
+        slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
+        buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
+        views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
-            ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * CTX_SIZE, busy_slots(threads)
-            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * CTX_SIZE + busy_slots(threads), slots
+            ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
+            ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
@@ -163,10 +189,15 @@ class Searcher:
 
     def set_book(self, book: OpeningBook) -> None:
         """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table,
-        whose entries may hold the other book's scores."""
-        self.book = book
+        whose entries may hold the other book's scores.  Only the 7x6 four-in-a-row
+        game has a book: on another board the searcher keeps none."""
+        self._take_book(book)
         self._point_at_book()
         self.clear()
+
+    def _take_book(self, book: OpeningBook | None) -> None:
+        if book is not None and self.geometry.is_standard:
+            self.book = book
 
     def clear(self) -> None:
         """Forget everything in the table: a new generation, and every 16th time a real
@@ -179,7 +210,7 @@ class Searcher:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
             else:
-                forget_pages(self._buffer, table_start(len(self.threads)))
+                forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
         for thread in self.threads:
             thread.mem[GENERATION] = generation
 
@@ -189,14 +220,15 @@ class Searcher:
 
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
-        sample = self.tt[:1000]
-        generation = (sample >> table.GEN_SHIFT) & (GENERATIONS - 1)
+        words = self.kernel.table.ENTRY_WORDS
+        sample = self.tt[words - 1:1000 * words:words]  # the entries' data words
+        generation = (sample >> self.kernel.table.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
 
     def warm_up(self) -> None:
         """Run every kernel entry point once on an easy position, so that numba compiles
         (or loads from its cache) before the first real search is timed."""
-        pos = parse_digits(WARM_UP_MOVES)
+        pos = warm_up_position(self.geometry)
         self.search(pos, Limits(depth=2))
         self.search(pos, Limits(depth=2), multipv=2)
         self.solve(pos)
@@ -266,13 +298,15 @@ class Searcher:
 
         One thread and no stop take a short path: ``c4engine solve`` calls this for
         positions solved in a few microseconds, where Python's overhead counts."""
+        self._check_board(pos)
+        solver = self.kernel.solve
         if stop is None and not self._helpers:
             main = self.threads[0]
-            layout.begin_search(main.mem, UNLIMITED)
-            return int(solve.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
+            self.kernel.layout.begin_search(main.mem, UNLIMITED)
+            return int(solver.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
         self._attach(stop or StopSignal())
         try:
-            if self._helpers and not weak and pos.stones < solve.WEAK_FIRST_STONES and not pos.can_win_now():
+            if self._helpers and not weak and pos.stones < solver.WEAK_FIRST_STONES and not pos.can_win_now():
                 return self._solve_shared(pos)
             race = self.race(lambda thread: thread.solve(pos, weak), UNLIMITED)
         finally:
@@ -285,7 +319,7 @@ class Searcher:
         at 0, costs most and 1 is a likely second one; later, the solver's far probes
         are cheap and a Python call per probe costs more than it saves.
         A position whose mover wins at once is not given to the kernel."""
-        probes = SharedProbes(pos)
+        probes = SharedProbes(pos, self.kernel.solve)
         self._on_every_thread(probes.run)
         return probes.lowest, probes.nodes
 
@@ -293,8 +327,9 @@ class Searcher:
         """The exact score, for the mover, of playing each column (weak: its sign), with
         :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
         the nodes it took.  The table is kept from one column to the next."""
+        self._check_board(pos)
         values, nodes = [], 0
-        for col in range(WIDTH):
+        for col in range(self.geometry.width):
             if not pos.can_play(col):
                 values.append(NO_MOVE_SCORE)
                 continue
@@ -304,6 +339,12 @@ class Searcher:
                 settled, nodes = -score, nodes + child_nodes
             values.append((settled > 0) - (settled < 0) if weak else settled)
         return values, nodes
+
+    def _check_board(self, pos: Board) -> None:
+        """Refuse a position of another board than the kernel's: its bits would mean
+        other cells."""
+        if pos.geometry != self.geometry:
+            raise ValueError(f"a position on the {pos.geometry} board given to a searcher for {self.geometry}")
 
     def _attach(self, stop: StopSignal) -> None:
         """Route ``stop`` to every thread's context; between searches an idle signal is
@@ -315,6 +356,7 @@ class Searcher:
     def search(self, pos: Board, limits: Limits, on_report: Callable[[Report], None] | None = None,
                stop: StopSignal | None = None, multipv: int = 1) -> Result:
         """Iterative deepening from ``pos`` until a limit, a stop or an exact result."""
+        self._check_board(pos)
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
@@ -352,7 +394,7 @@ class _Iterations:
         return min(left, cap)
 
     def run(self) -> Result:
-        remaining = CELLS - self.pos.stones
+        remaining = self.pos.geometry.cells - self.pos.stones
         max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
         for depth in range(1, max_depth + 1):
             if depth == remaining:
@@ -395,7 +437,7 @@ class _Iterations:
         if winning:
             return winning[0]
         safe = [col for col in moves if not self.pos.play(col).can_win_now()]
-        return min(safe or moves, key=lambda col: abs(col - WIDTH // 2))
+        return min(safe or moves, key=lambda col: abs(col - self.pos.geometry.width // 2))
 
     def limit_reached(self) -> bool:
         if self.stop.fired:
@@ -409,7 +451,7 @@ class _Iterations:
         if self.last is not None and self.last.exact:
             return True
         if self.last is not None and self.limits.mate is not None and is_proven(self.last.best.score):
-            distance = mate_distance(self.last.best.score, self.pos.stones)
+            distance = mate_distance(self.last.best.score, self.pos.stones, self.pos.geometry.cells)
             if 0 < distance <= self.limits.mate:
                 return True
         return self.limit_reached()
@@ -429,7 +471,7 @@ class _Iterations:
         every_move, first_col = self.multipv > 1, self.best_col
         race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col),
                                   self.node_budget(budget))
-        return self.take(race, CELLS - self.pos.stones, exact=True)
+        return self.take(race, self.pos.geometry.cells - self.pos.stones, exact=True)
 
     def take(self, race: Race, depth: int, exact: bool) -> bool:
         """Count an iteration's work and publish its result, if it has one."""
@@ -444,7 +486,7 @@ class _Iterations:
         thread's next search) into a report, remember it and hand it on."""
         best_col, scores = race.value, race.thread.scores
         order = [best_col] + sorted(
-            (col for col in range(WIDTH) if col != best_col and scores[col] > -INFINITE),
+            (col for col in range(self.pos.geometry.width) if col != best_col and scores[col] > -INFINITE),
             key=lambda col: -scores[col])
         lines = tuple(Line(int(scores[col]), self.pv(col)) for col in order[:self.multipv])
         self.last = Report(depth=depth, seldepth=max(depth, race.seldepth + 1), lines=lines,
@@ -453,7 +495,8 @@ class _Iterations:
         self.on_report(self.last)
 
     def pv(self, first_col: int) -> tuple[int, ...]:
-        out = np.zeros(CELLS, dtype=np.int64)
-        length = solve.principal_variation(self.pos.current, self.pos.mask, first_col, self.searcher.mem,
+        out = np.zeros(self.pos.geometry.cells, dtype=np.int64)
+        length = self.searcher.kernel.solve.principal_variation(self.pos.current, self.pos.mask, first_col,
+                                                                self.searcher.mem,
                                             out)
         return tuple(int(col) for col in out[:length])

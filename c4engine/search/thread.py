@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel import layout, negamax, solve
-from ..kernel.layout import ABORTED, CTX_SIZE, INFINITE, NODES
-from ..rules.bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
+from ..kernel.layout import INFINITE
+from ..kernel.specialise import Kernel
+from ..rules.bits import column_cells, popcount
 from ..rules.board import Board
 from ..rules.scores import to_internal, win_now
 
@@ -19,32 +19,33 @@ class SearchThread:
     searches it runs.  Thread 0 is the main thread (the caller's); the others
     are helpers."""
 
-    def __init__(self, mem: np.ndarray, index: int) -> None:
+    def __init__(self, mem: np.ndarray, index: int, kernel: Kernel) -> None:
         self.mem = mem
         self.index = index
-        self.scores = np.full(WIDTH, -INFINITE, dtype=np.int64)
+        self.kernel = kernel
+        self.scores = np.full(kernel.geometry.width, -INFINITE, dtype=np.int64)
 
     @property
     def ctx(self) -> np.ndarray:
-        return self.mem[:CTX_SIZE]
+        return self.mem[:self.kernel.layout.CTX_SIZE]
 
     def begin(self, node_limit: int) -> None:
         """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
-        layout.begin_search(self.mem, node_limit)
+        self.kernel.layout.begin_search(self.mem, node_limit)
 
     def aborted(self) -> bool:
-        return bool(self.mem[ABORTED])
+        return bool(self.mem[self.kernel.layout.ABORTED])
 
     def nodes(self) -> int:
-        return int(self.mem[NODES])
+        return int(self.mem[self.kernel.layout.NODES])
 
     def solve(self, pos: Board, weak: bool) -> int:
         """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
-        return int(solve.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
+        return int(self.kernel.solve.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
 
     def probe(self, pos: Board, middle: int) -> int:
         """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
-        return int(solve.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
+        return int(self.kernel.solve.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
 
     def move_value(self, pos: Board, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
@@ -52,7 +53,7 @@ class SearchThread:
         settled, child = settle_move(pos, col)
         if settled is not None:
             return to_internal(settled)
-        return -int(negamax.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
+        return -int(self.kernel.negamax.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
                                    self.mem))
 
     def solve_move(self, pos: Board, col: int) -> int:
@@ -60,7 +61,7 @@ class SearchThread:
         settled, child = settle_move(pos, col)
         if settled is not None:
             return settled
-        return -int(solve.solve(child.current, child.mask, child.stones, False, self.mem))
+        return -int(self.kernel.solve.solve(child.current, child.mask, child.stones, False, self.mem))
 
     def search_root(self, pos: Board, depth: int, every_move: bool, first_col: int) -> int:
         """Search the root's moves to ``depth``; return the best column, or -1 when
@@ -98,7 +99,7 @@ class SearchThread:
             return int(np.argmax(self.scores))
         target = to_internal(self.solve(pos, False))
         for col in root_order(pos, first_col):
-            reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
+            reaches_target = self.move_value(pos, col, pos.geometry.cells, target - 1, target) >= target
             if self.aborted():
                 return -1
             if reaches_target:
@@ -113,10 +114,10 @@ def settle_move(pos: Board, col: int) -> tuple[int | None, Board]:
     after it.  The kernel must never be given those positions: it assumes the side
     to move cannot win at once."""
     if pos.is_winning_move(col):
-        return win_now(pos.stones), pos
+        return win_now(pos.stones, pos.geometry.cells), pos
     child = pos.play(col)
     if child.can_win_now():
-        return -win_now(child.stones), child
+        return -win_now(child.stones, child.geometry.cells), child
     if child.is_over():
         return 0, child
     return None, child
@@ -127,7 +128,7 @@ def root_order(pos: Board, first_col: int) -> list[int]:
     however small, can miss it), the previous best, then by the winning cells each
     gives the mover (as the kernel orders inner nodes), centre first."""
     def key(col: int) -> tuple[bool, bool, int, int]:
-        cell = playable_cells(pos.mask) & column_cells(col)
+        cell = pos.playable_cells() & column_cells(col, pos.geometry.height)
         return (not pos.is_winning_move(col), col != first_col,
-                -popcount(winning_cells(pos.current | cell, pos.mask)), abs(col - WIDTH // 2))
+                -popcount(pos.winning_cells(pos.current | cell)), abs(col - pos.geometry.width // 2))
     return sorted(pos.legal_moves(), key=key)

@@ -1,0 +1,146 @@
+"""One compiled kernel per board: the kernel's modules for a geometry, made once.
+
+numba freezes module globals into the machine code and into its on-disk cache,
+whose key ignores them; so the board constants cannot be arguments of one
+compiled kernel without a loop over them at run time.  Instead every geometry
+gets its own copy of the kernel's source files, with its own
+:mod:`~c4engine.kernel.constants`, in a folder of its own; numba caches each
+copy beside it, so each geometry is compiled once per installation and loaded
+from the cache afterwards (docs/design.md, "One kernel per board").
+
+The 7x6 four-in-a-row kernel is this package itself.  A copy's folder is named
+after the hash of the sources it is made from (the kernel's files, the bit
+tricks, the scores and the geometry): an edit to any of them makes a new folder,
+so a copy never runs stale code.  The folders live beside the package when it is
+writable (as numba's own cache does), else in the user's cache folder
+(``$XDG_CACHE_HOME/c4engine/kernels``); ``C4ENGINE_KERNEL_CACHE`` names another.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from ..geometry import STANDARD, Geometry
+
+KERNEL_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = KERNEL_DIR.parent
+CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
+MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "resolve", "negamax", "solve")
+_GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
+_PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The compiled modules of one geometry's kernel."""
+
+    geometry: Geometry
+    constants: ModuleType
+    jit: ModuleType
+    layout: ModuleType
+    table: ModuleType
+    evaluation: ModuleType
+    book: ModuleType
+    resolve: ModuleType
+    negamax: ModuleType
+    solve: ModuleType
+
+
+@functools.cache
+def kernel_for(geometry: Geometry) -> Kernel:
+    """The kernel compiled for ``geometry``: loaded from numba's cache, or compiled
+    and cached at its first use on this installation.  Once per process."""
+    if geometry == STANDARD:
+        package = __package__ or "c4engine.kernel"
+    else:
+        package = _import_copy(geometry, _copy_folder(geometry))
+    modules = {name: importlib.import_module(f"{package}.{name}") for name in MODULES}
+    return Kernel(geometry, **modules)
+
+
+def source_files() -> list[Path]:
+    """What a copy is made from or compiles in: every kernel module, the bit tricks,
+    the scores and the geometry."""
+    return [*sorted(KERNEL_DIR.glob("*.py")), PACKAGE_DIR / "rules" / "bits.py",
+            PACKAGE_DIR / "rules" / "scores.py", PACKAGE_DIR / "geometry.py"]
+
+
+def sources_hash() -> str:
+    digest = hashlib.sha256()
+    for path in source_files():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    """Where the copies go: ``C4ENGINE_KERNEL_CACHE``, else beside the package when it
+    is writable, else the user's cache folder."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    beside = KERNEL_DIR / "__pycache__" / "boards"
+    if os.access(KERNEL_DIR, os.W_OK):
+        return beside
+    user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return user_cache / "c4engine" / "kernels"
+
+
+def module_name(geometry: Geometry) -> str:
+    return f"c4engine_kernel_{geometry.width}x{geometry.height}k{geometry.connect}"
+
+
+def _copy_folder(geometry: Geometry) -> Path:
+    """The folder of ``geometry``'s copy for the current sources, written if missing.
+
+    Written under a temporary name and renamed into place, so that two processes
+    starting at once never import a half-written copy (the second rename loses,
+    and its copy is dropped)."""
+    folder = cache_root() / sources_hash() / module_name(geometry)
+    if folder.is_dir():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for source in KERNEL_DIR.glob("*.py"):
+        (staging / source.name).write_text(_copied_source(source, geometry))
+    try:
+        staging.rename(folder)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not folder.is_dir():
+            raise
+    return folder
+
+
+def _copied_source(source: Path, geometry: Geometry) -> str:
+    """A kernel file as its copy for ``geometry`` reads: imports from the rest of the
+    package made absolute, and the constants' geometry replaced."""
+    text = _PARENT_IMPORT.sub(r"\1from c4engine.\2", source.read_text())
+    if source.stem == "constants":
+        text = _GEOMETRY_LINE.sub(
+            f"GEOMETRY = Geometry({geometry.width}, {geometry.height}, {geometry.connect})", text, count=1)
+    return text
+
+
+def _import_copy(geometry: Geometry, folder: Path) -> str:
+    """Import the copy in ``folder`` as a package of its own; its name."""
+    name = module_name(geometry)
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import the {geometry} kernel from {folder}")
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+    return name
