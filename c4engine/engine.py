@@ -30,6 +30,12 @@ nothing of:
   :attr:`EngineClient.stale_bestmoves`, and a move time is never negative;
 - notation: after ``UCI_Variant cfour`` a move must be a drop ``P@d1``, before
   it a digit; the other notation is an illegal move, as in cutechess;
+- output: a line over :data:`MAX_LINE_BYTES` is dropped (and counted in
+  :attr:`EngineClient.dropped_lines`) as soon as it is seen to be one, and at
+  most :data:`QUEUED_LINES` lines wait for the caller (an engine that writes
+  faster than it is read waits on its pipe), so an engine's output costs
+  bounded memory, and a reader that fails all the same ends the output with
+  its reason, not the thread with a traceback;
 - the process: it runs in its own process group, and ending the engine ends the
   whole group, so a child left holding the engine's output cannot keep the
   connection open or outlive it.  The engine's own exit is noticed even while a
@@ -56,6 +62,7 @@ from typing import IO, Any, Protocol, TypedDict
 
 from .board import Position as Board, RulesError
 from .go_params import GoParams
+from .inputs import MAX_LINE_BYTES, bounded_lines
 from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
@@ -72,6 +79,7 @@ QUIT_TIMEOUT = 2.0
 EXIT_GRACE = 0.2  # after the process ended, the last lines may still be in the pipe
 POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
 STDERR_LINES_KEPT = 20
+QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
 MAX_NUMBER = (1 << 63) - 1
 
 
@@ -303,12 +311,30 @@ def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
 # -- one process ------------------------------------------------------------
 
 
-def _pump(stream: IO[str], sink: Callable[[str | None], None]) -> None:
-    """Feed each line of ``stream`` to ``sink``, then None at end of file."""
-    with stream:
-        for line in stream:
-            sink(line.rstrip("\r\n"))
-    sink(None)
+@dataclass(frozen=True)
+class _OutputEnd:
+    """The end of an engine's output; ``failure`` says why it could not be read on,
+    when the reading failed before the end."""
+
+    failure: str = ""
+
+
+Output = str | None | _OutputEnd  # a line, a line over MAX_LINE_BYTES (dropped), the end
+
+
+def _pump(stream: IO[bytes], sink: Callable[[Output], None]) -> None:
+    """Feed ``sink`` each line of ``stream`` as text (None for a line too long,
+    :func:`~c4engine.inputs.bounded_lines`), then the end.  Whatever stops the
+    reading (a MemoryError under a memory cap, say) ends the output with its
+    reason: the thread itself never dies of it."""
+    failure = ""
+    try:
+        with stream:
+            for raw in bounded_lines(stream):
+                sink(None if raw is None else raw.decode("utf-8", "replace").rstrip("\r\n"))
+    except Exception as err:  # noqa: BLE001 - reported to the caller as the end of output
+        failure = f"its output could not be read ({err!r})"
+    sink(_OutputEnd(failure))
 
 
 def hash_ready_seconds(options: Sequence[tuple[str, str]]) -> float:
@@ -419,7 +445,8 @@ class EngineClient:
     """One engine process: start it, talk to it with deadlines, end it.
 
     ``log``, if given, receives every line sent (``>name: ...``) and received
-    (``<name: ...``); it is called from the reader thread too."""
+    (``<name: ...``); it is called from the reader thread too.  ``dropped_lines``
+    counts the output lines over :data:`MAX_LINE_BYTES` that were dropped."""
 
     def __init__(self, command: str | Sequence[str], name: str | None = None,
                  log: Callable[[str], None] | None = None) -> None:
@@ -431,12 +458,15 @@ class EngineClient:
         self.drops = False
         self.ready_timeout = READY_TIMEOUT
         self.stale_bestmoves = 0
+        self.dropped_lines = 0
         self._log = log
         self._process: subprocess.Popen[str] | None = None
         self._group: ProcessGroup | None = None
-        self._lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        self._lines: queue.Queue[tuple[float, Output]] = queue.Queue(QUEUED_LINES)
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self._abandoned = threading.Event()  # set once the process' output is no longer read
         self._eof = False
+        self._read_failure = ""
         self._stderr_reader: threading.Thread | None = None
 
     # -- life cycle -------------------------------------------------------
@@ -454,14 +484,16 @@ class EngineClient:
         self._group = ProcessGroup(self._process.pid)
         # Fresh containers per process: the old process' reader threads keep the
         # old ones, so its last lines cannot leak into the new session.
-        lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        lines: queue.Queue[tuple[float, Output]] = queue.Queue(QUEUED_LINES)
         stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
-        self._lines, self._stderr, self._eof, self.options = lines, stderr, False, {}
+        abandoned = threading.Event()
+        self._lines, self._stderr, self._abandoned = lines, stderr, abandoned
+        self._eof, self._read_failure, self.options = False, "", {}
         out, errors = self._process.stdout, self._process.stderr
         assert out is not None and errors is not None  # both were asked for as pipes
-        self._spawn_reader(out, lambda line: self._on_stdout(lines, line))
-        self._stderr_reader = self._spawn_reader(errors,
-                                                 lambda line: self._on_stderr(stderr, line))
+        self._spawn_reader(out.buffer, lambda item: self._on_stdout(lines, abandoned, item))
+        self._stderr_reader = self._spawn_reader(errors.buffer,
+                                                 lambda item: self._on_stderr(stderr, item))
         self.send("uci")
         for _, line in self._read_until("uciok", timeout):
             self._learn(line)
@@ -512,6 +544,7 @@ class EngineClient:
 
     def kill(self) -> None:
         """End the process and anything it started in its process group, at once."""
+        self._abandoned.set()
         if self._process is None:
             return
         if self._group is not None:
@@ -640,13 +673,21 @@ class EngineClient:
                 raise self._death()
             wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now)
             try:
-                stamp, line = self._lines.get(timeout=wait)
+                stamp, item = self._lines.get(timeout=wait)
             except queue.Empty:
                 continue
-            if line is None:
-                self._eof = True
+            if isinstance(item, _OutputEnd):
+                self._eof, self._read_failure = True, item.failure
                 raise self._death()
-            return stamp, line
+            if item is None:
+                self._count_dropped()
+                continue
+            return stamp, item
+
+    def _count_dropped(self) -> None:
+        self.dropped_lines += 1
+        if self._log:
+            self._log(f"!{self.name}: dropped a line over {MAX_LINE_BYTES} bytes")
 
     def _learn(self, line: str) -> None:
         """Remember the engine's name and options from its ``uci`` reply."""
@@ -654,7 +695,11 @@ class EngineClient:
 
     def _death(self) -> EngineDied:
         """An EngineDied that says how the process ended and what it last wrote to
-        stderr; anything the process left running in its group is ended."""
+        stderr; anything the process left running in its group is ended.  An output
+        that could no longer be read ends the engine, which could not be heard."""
+        if self._read_failure:
+            self.kill()
+            return EngineDied(f"{self.name}: {self._read_failure}; the engine was ended")
         code = None
         if self._process is not None:
             try:
@@ -667,22 +712,34 @@ class EngineClient:
                 self._stderr_reader.join(timeout=1.0)  # let the last words reach the deque
         return EngineDied(f"{self.name} {how_it_ended(code, self._stderr)}")
 
-    def _spawn_reader(self, stream: IO[str],
-                      sink: Callable[[str | None], None]) -> threading.Thread:
+    def _spawn_reader(self, stream: IO[bytes],
+                      sink: Callable[[Output], None]) -> threading.Thread:
         thread = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
                                   name=f"{self.name}-reader")
         thread.start()
         return thread
 
-    def _on_stdout(self, lines: queue.Queue[tuple[float, str | None]], line: str | None) -> None:
-        if line is not None and self._log:
-            self._log(f"<{self.name}: {line}")
-        lines.put((time.monotonic(), line))
+    def _on_stdout(self, lines: queue.Queue[tuple[float, Output]], abandoned: threading.Event,
+                   item: Output) -> None:
+        """Stamp ``item`` with the time it arrived and queue it for the caller; while
+        the queue is full the reader waits (and so does the engine, on its pipe),
+        until the caller reads or the process is abandoned."""
+        if isinstance(item, str) and self._log:
+            self._log(f"<{self.name}: {item}")
+        stamped = (time.monotonic(), item)
+        while not abandoned.is_set():
+            try:
+                lines.put(stamped, timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
 
     @staticmethod
-    def _on_stderr(stderr: deque[str], line: str | None) -> None:
-        if line is not None:
-            stderr.append(line)
+    def _on_stderr(stderr: deque[str], item: Output) -> None:
+        if isinstance(item, str):
+            stderr.append(item)
+        elif item is None:
+            stderr.append(f"(a line over {MAX_LINE_BYTES} bytes)")
 
 
 # -- the public client --------------------------------------------------------
