@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
-    from .board import Position as Board
-    from .search import Searcher
+    from .rules.board import Position as Board
+    from .search.searcher import Searcher
 
 _lock = threading.Lock()
 _shared: Searcher | None = None
@@ -48,8 +48,8 @@ def _searcher() -> Searcher:
     """The process's searcher, built on first use (the caller holds ``_lock``)."""
     global _shared
     if _shared is None:
-        from .book import OpeningBook
-        from .search import Searcher
+        from .kernel.book import OpeningBook
+        from .search.searcher import Searcher
         # stacklevel 5: the caller of the public function, through load_or_empty
         book = OpeningBook.load_or_empty(
             lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5))
@@ -93,7 +93,7 @@ def analyse(position: Position) -> dict[int, int | None]:
     The best moves are the columns with the highest score.  The first call in
     a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
     :class:`IllegalMoveError` when the game is already over."""
-    from .search import NO_MOVE_SCORE
+    from .search.searcher import NO_MOVE_SCORE
     board = _playable(position, "analyse")
     with _lock:
         values, _nodes = _searcher().solve_moves(board)
@@ -114,7 +114,7 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
 
     Raises :class:`IllegalMoveError` when the game is already over and
     ``ValueError`` for a time or depth that is not positive."""
-    from .limits import Limits
+    from .search.limits import Limits
     board = _playable(position, "best_move")
     if time is not None and not time > 0:
         raise ValueError(f"best_move: time must be positive, got {time}")

@@ -16,13 +16,13 @@ from typing import IO, TYPE_CHECKING, Callable
 import click
 
 from . import __version__
-from .board import RulesError
-from .notation import is_digit_string, parse_digits
-from .options import find_spec
 from .inputs import decode_line
+from .protocol.options import find_spec
+from .rules.board import RulesError
+from .rules.notation import is_digit_string, parse_digits
 
 if TYPE_CHECKING:
-    from .search import Searcher
+    from .search.searcher import Searcher
 
 
 class LazyGroup(click.Group):
@@ -59,7 +59,7 @@ def cli(ctx: click.Context) -> None:
     """c4engine: a Connect-Four engine. Without a subcommand it speaks the
     UCI-style protocol on stdin/stdout (see protocol.md)."""
     if ctx.invoked_subcommand is None:
-        from .protocol import run
+        from .protocol.server import run
         sys.exit(run())
 
 
@@ -81,7 +81,7 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     `--all` seven scores in place of one, then a summary on stderr; exits 1 if
     a score differs from the expected one or a line is bad."""
     started = time.perf_counter()
-    from .search import Searcher
+    from .search.searcher import Searcher
     searcher = Searcher(hash_mb, threads=threads)
     searcher.warm_up()
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
@@ -162,8 +162,8 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
 @hash_option("Transposition table size in MB (the engine's default Hash).")
 def bench(depth: int | None, hash_mb: int) -> None:
     """Search a fixed set of positions to a fixed depth; print nodes, nodes/s, time."""
-    from .bench import BENCH_DEPTH, bench_lines, run_bench
-    from .search import Searcher
+    from .search.bench import BENCH_DEPTH, bench_lines, run_bench
+    from .search.searcher import Searcher
     searcher = Searcher(hash_mb)
     searcher.warm_up()
     for line in bench_lines(run_bench(searcher, depth or BENCH_DEPTH)):

@@ -60,10 +60,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypedDict
 
-from .board import Position as Board, RulesError
-from .go_params import GoParams
-from .inputs import MAX_LINE_BYTES, bounded_lines
-from .notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
+from .protocol.go_params import GoParams
+from .protocol.lines import MAX_LINE_BYTES, bounded_lines
+from .rules.board import Position as Board
+from .rules.board import RulesError
+from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`

@@ -15,11 +15,11 @@ import time
 
 import click
 
-from .board import Position, RulesError
-from .go_params import GoParams
-from .levels import FULL_STRENGTH
-from .notation import is_digit_string, parse_digits, render
-from .scores import is_proven, mate_distance
+from .protocol.go_params import GoParams
+from .rules.board import Position, RulesError
+from .rules.notation import is_digit_string, parse_digits, render
+from .rules.scores import is_proven, mate_distance
+from .search.levels import FULL_STRENGTH
 
 HELP = """commands:
   1-7     drop a stone in that column
@@ -35,8 +35,8 @@ class Game:
     """The terminal game: the position, who is who, and the engine."""
 
     def __init__(self, start: Position, human_side: int, level: int, movetime: int) -> None:
-        from .backend import Backend  # compiles or loads the search kernel
-        from .options import Options
+        from .protocol.backend import Backend  # compiles or loads the search kernel
+        from .protocol.options import Options
         self.start, self.pos, self.human_side, self.movetime = start, start, human_side, movetime
         self.options = Options()
         self.level = level
@@ -55,7 +55,7 @@ class Game:
     def search(self, level: int, subject: str) -> tuple[int, str, float]:
         """The move the engine chooses at ``level``, the verdict of its search for the
         mover (``subject``), and the seconds it took."""
-        from .search import StopSignal
+        from .search.pool import StopSignal
         self.options.store("Skill Level", level)
         began = time.perf_counter()
         limits = self.backend.limits(self.pos, GoParams(movetime=self.movetime), timed=True)

@@ -13,9 +13,9 @@ import operator
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from . import board
-from .bits import WIDTH
-from .notation import parse_digits, parse_fen, play_moves, render, to_fen
+from .rules import board
+from .rules.bits import WIDTH
+from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
 
 
 class IllegalMoveError(board.RulesError):

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
-
-from c4engine.options import SPECS
 from protocol_grammar import BESTMOVE_RE, ERROR_RE, INFO_RE, is_known_line
+
+from c4engine.protocol.options import SPECS
 
 READY_TIMEOUT = 30.0  # numba's first compile of the kernel may take a while on a cold cache
 LINE_TIMEOUT = 10.0

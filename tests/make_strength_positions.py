@@ -38,9 +38,9 @@ import click
 from bitbully import BitBully, Board  # type: ignore[import-untyped]
 from bitbully import __version__ as bitbully_version  # type: ignore[import-untyped]
 
-from c4engine.bits import WIDTH, mirror
-from c4engine.notation import parse_digits
 from c4engine.referee.strength import PHASES, Phase, TestPosition
+from c4engine.rules.bits import WIDTH, mirror
+from c4engine.rules.notation import parse_digits
 
 SLACK = 2
 EXTRA_MIDDLE = Phase("12-16 (extra)", 12, 16)

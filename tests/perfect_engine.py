@@ -45,8 +45,8 @@ except ImportError:  # pragma: no cover - only when c4engine is not installed
 
 from bitbully import BitBully, Board  # type: ignore[import-untyped]
 
-from c4engine.board import Position, RulesError
-from c4engine.notation import format_move, parse_fen, play_moves
+from c4engine.rules.board import Position, RulesError
+from c4engine.rules.notation import format_move, parse_fen, play_moves
 
 WIDTH, HEIGHT = 7, 6
 CELLS = WIDTH * HEIGHT

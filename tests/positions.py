@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from c4engine.board import Position
+from c4engine.rules.board import Position
 
 
 def late_positions(rng: random.Random, count: int, stones: int) -> list[Position]:

@@ -40,7 +40,7 @@ def test_public_names_are_exactly_all() -> None:
 def test_importing_the_package_leaves_numba_and_the_search_out() -> None:
     """The protocol process imports the package and must answer ``uci`` at once."""
     code = ("import sys, c4engine; "
-            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.search'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.search.searcher'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -175,8 +175,8 @@ def test_bad_input_raises_illegal_move_error_with_the_protocols_message(
 
 @pytest.mark.parametrize("moves", ["4444444", "48", "12121213"])
 def test_move_errors_read_as_the_protocol_writes_them(moves: str) -> None:
-    from c4engine.board import RulesError
-    from c4engine.protocol import parse_position
+    from c4engine.protocol.server import parse_position
+    from c4engine.rules.board import RulesError
     with pytest.raises(RulesError) as protocol:
         parse_position(["startpos", "moves", *moves])
     with pytest.raises(IllegalMoveError) as api:
@@ -312,7 +312,7 @@ def test_calls_from_several_threads_give_the_answers_one_thread_gets() -> None:
 
 def test_without_the_book_it_warns_and_still_solves(monkeypatch: pytest.MonkeyPatch) -> None:
     from c4engine import api
-    from c4engine.book import BookUnavailableError, OpeningBook
+    from c4engine.kernel.book import BookUnavailableError, OpeningBook
 
     def unavailable() -> OpeningBook:
         raise BookUnavailableError("bitbully-databases is not installed")

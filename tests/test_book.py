@@ -14,15 +14,9 @@ from typing import BinaryIO
 
 import pytest
 
-from c4engine import bits
-from c4engine.board import Position
-from c4engine.book import (
-    NOT_IN_BOOK,
-    BookUnavailableError,
-    OpeningBook,
-    book_outcome,
-    book_score,
-)
+from c4engine.kernel.book import NOT_IN_BOOK, BookUnavailableError, OpeningBook, book_outcome, book_score
+from c4engine.rules import bits
+from c4engine.rules.board import Position
 
 bbd = pytest.importorskip("bitbully_databases", reason="the opening book data package is not installed")
 

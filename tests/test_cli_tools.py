@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-
-from c4engine import bench, cli as cli_module
-from c4engine.board import Position
-from c4engine.cli import cli
-from c4engine.kernel import to_pons
-from c4engine.limits import Limits
-from c4engine.search import Searcher
 from positions import late_positions
+
+from c4engine import cli as cli_module
+from c4engine.cli import cli
+from c4engine.kernel.jit import to_pons
+from c4engine.rules.board import Position
+from c4engine.search import bench
+from c4engine.search.limits import Limits
+from c4engine.search.searcher import Searcher
 
 SEED = 20261122
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
 from c4engine.referee.cli import match_command
 from c4engine.referee.cluster import run_cluster_match
@@ -28,8 +29,6 @@ from c4engine.referee.openings import builtin_openings
 from c4engine.referee.pgn import read_games
 from c4engine.referee.stats import SprtParams
 from c4engine.referee.strength import strength_command
-
-from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from engine_process import ended_within
 
 from c4engine import Position
-from c4engine.board import RulesError
-from c4engine.engine import (MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied,
-                             EngineError, EngineTimeout, Limit, Score, SearchResult,
-                             SimpleEngine,
-                             collect_lines, engine_move, hash_ready_seconds, merge_info,
-                             parse_info, parse_number)
-from c4engine.go_params import GoParams
-from c4engine.inputs import bounded_lines
-from c4engine.notation import parse_digits, to_fen
-from engine_process import ended_within
+from c4engine.engine import (
+    MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied, EngineError, EngineTimeout, Limit,
+    Score, SearchResult, SimpleEngine, collect_lines, engine_move, hash_ready_seconds, merge_info,
+    parse_info, parse_number,
+)
+from c4engine.protocol.go_params import GoParams
+from c4engine.protocol.lines import bounded_lines
+from c4engine.rules.board import RulesError
+from c4engine.rules.notation import parse_digits, to_fen
 
 TESTS = Path(__file__).resolve().parent
 SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"

@@ -1,4 +1,4 @@
-"""The ``go`` command's parameters (c4engine.go_params) and the protocol's one number
+"""The ``go`` command's parameters (c4engine.protocol.go_params) and the protocol's one number
 syntax (notation.parse_int): what is refused, and that formatting and parsing are
 each other's inverse, so an engine and a client can never disagree on a command."""
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from c4engine.go_params import GoParams, GoParamsError
-from c4engine.notation import parse_int
+from c4engine.protocol.go_params import GoParams, GoParamsError
+from c4engine.rules.notation import parse_int
 
 SEED = 20261122
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from c4engine.board import Position
 from c4engine.gui.game import winning_four
-from c4engine.notation import parse_digits, parse_fen
+from c4engine.rules.board import Position
+from c4engine.rules.notation import parse_digits, parse_fen
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="needs Playwright for Python: pip install playwright (never "

@@ -23,12 +23,12 @@ import pytest
 pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
 from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
+from engine_process import ended_within  # noqa: E402
 
-from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.engine import own_engine_argv  # noqa: E402
+from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.server import create_app  # noqa: E402
 from c4engine.gui.session import Session  # noqa: E402
-from engine_process import ended_within  # noqa: E402
 
 TESTS = Path(__file__).parent
 WAIT = 60.0  # seconds: a first engine start may compile the kernel

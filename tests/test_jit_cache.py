@@ -1,4 +1,4 @@
-"""numba's cache and edits to the files the kernel compiles in (jitbits.drop_stale_entries)."""
+"""numba's cache and edits to the files the kernel compiles in (kernel.jit.drop_stale_entries)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from c4engine.jitbits import JITTED_SOURCES, drop_stale_entries
+from c4engine.kernel.jit import drop_stale_entries, jitted_sources
 
 KERNEL_ENTRY = ["kernel.search_node-421.py311.nbi", "kernel.search_node-421.py311.1.nbc",
                 "kernel.search_node-421.py311.2.nbc"]
@@ -31,7 +31,7 @@ def cache_of(tmp_path: Path, names: list[str], mtime: float) -> Path:
 def test_a_cache_newer_than_every_source_is_kept(tmp_path: Path) -> None:
     sources = [at(tmp_path / "kernel.py", 100), at(tmp_path / "book.py", 100)]
     cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY, 200)
-    drop_stale_entries(cache, sources)
+    drop_stale_entries([cache], sources)
     assert sorted(p.name for p in cache.iterdir()) == sorted(KERNEL_ENTRY + BOOK_ENTRY)
 
 
@@ -40,7 +40,7 @@ def test_an_edit_to_a_callee_drops_the_callers_entries_too(tmp_path: Path) -> No
     files) goes with the book's; a stale entry of a module not listed stays."""
     sources = [at(tmp_path / "kernel.py", 100), at(tmp_path / "book.py", 300)]
     cache = cache_of(tmp_path, KERNEL_ENTRY + BOOK_ENTRY + OTHER_MODULE_ENTRY, 200)
-    drop_stale_entries(cache, sources)
+    drop_stale_entries([cache], sources)
     assert sorted(p.name for p in cache.iterdir()) == sorted(OTHER_MODULE_ENTRY)
 
 
@@ -51,19 +51,19 @@ def test_an_entry_goes_with_its_own_data_files_only(tmp_path: Path) -> None:
     cache = cache_of(tmp_path, KERNEL_ENTRY, 400)
     stale = ["kernel.search_node-42.py311.nbi", "kernel.search_node-42.py311.1.nbc"]
     cache_of(tmp_path, stale, 200)
-    drop_stale_entries(cache, sources)
+    drop_stale_entries([cache], sources)
     assert sorted(p.name for p in cache.iterdir()) == sorted(KERNEL_ENTRY)
 
 
 def test_every_module_with_compiled_functions_is_listed() -> None:
-    """A module that compiles functions but is missing from JITTED_SOURCES would
+    """A module that compiles functions but is missing from jitted_sources() would
     leave the kernel stale after its edits."""
     package = Path(__file__).resolve().parent.parent / "c4engine"
     compiling = set()
-    for path in package.glob("*.py"):
+    for path in package.rglob("*.py"):
         text = path.read_text()
         if "@jit" in text or "numba.njit" in text:
             compiling.add(path.stem)
         compiling.update(re.findall(r"\bjit\((\w+)\.", text))  # jit(bits.popcount)
-    assert {"kernel", "book", "bits"} <= compiling
-    assert compiling <= set(JITTED_SOURCES)
+    assert {"negamax", "book", "bits"} <= compiling
+    assert compiling <= {source.stem for source in jitted_sources()}

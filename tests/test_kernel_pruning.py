@@ -18,12 +18,13 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from c4engine import kernel
-from c4engine.bits import CELLS, WIDTH, mirror
-from c4engine.board import Position
-from c4engine.notation import parse_digits
-from c4engine.scores import to_pons
-from c4engine.search import UNLIMITED, Searcher
+from c4engine.kernel import jit, layout, negamax, resolve, solve, table
+from c4engine.rules.bits import CELLS, WIDTH, mirror
+from c4engine.rules.board import Position
+from c4engine.rules.notation import parse_digits
+from c4engine.rules.scores import to_pons
+from c4engine.search.searcher import Searcher
+from c4engine.search.thread import UNLIMITED
 
 bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
 
@@ -47,10 +48,10 @@ def random_positions(rng: random.Random, stones: int) -> Iterator[Position]:
             yield pos
 
 
-def resolve(searcher: Searcher, pos: Position) -> tuple[int, ...]:
+def resolved(searcher: Searcher, pos: Position) -> tuple[int, ...]:
     """The kernel's static resolution of ``pos`` with an open window."""
-    return tuple(int(x) for x in kernel.resolve(pos.current, pos.mask, pos.stones, -kernel.INFINITE,
-                                                kernel.INFINITE, searcher.mem))
+    return tuple(int(x) for x in resolve.resolve(pos.current, pos.mask, pos.stones, -layout.INFINITE,
+                                                layout.INFINITE, searcher.mem))
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +66,11 @@ def test_two_immediate_threats_lose_without_a_node(searcher: Searcher) -> None:
     the second player (5 stones on the board) cannot block both, and loses to the
     first player's 7th stone: Pons score -(43 - 6) // 2 = -18."""
     pos = parse_digits("27374")
-    kernel.begin_search(searcher.mem, UNLIMITED)
-    value = kernel.negamax(pos.current, pos.mask, pos.stones, CELLS, -kernel.INFINITE, kernel.INFINITE, 0,
+    layout.begin_search(searcher.mem, UNLIMITED)
+    value = negamax.negamax(pos.current, pos.mask, pos.stones, CELLS, -layout.INFINITE, layout.INFINITE, 0,
                            searcher.mem)
     assert to_pons(int(value)) == -18 == true_score(pos)
-    assert searcher.mem[kernel.NODES] == 0
+    assert searcher.mem[layout.NODES] == 0
 
 
 def test_a_threat_above_the_forced_block_loses(searcher: Searcher) -> None:
@@ -81,13 +82,13 @@ def test_a_threat_above_the_forced_block_loses(searcher: Searcher) -> None:
         if found == 5:
             break
         opponent = pos.current ^ pos.mask
-        wins, safe = kernel.forced_cells(pos.current, pos.mask)
-        stacked = wins != 0 and wins & (wins - 1) == 0 and kernel.winning_cells(opponent, pos.mask) & (wins << 1)
+        wins, safe = resolve.forced_cells(pos.current, pos.mask)
+        stacked = wins != 0 and wins & (wins - 1) == 0 and jit.winning_cells(opponent, pos.mask) & (wins << 1)
         if not stacked:
             continue
         found += 1
-        value = resolve(searcher, pos)[0]
-        assert value == kernel.loss_now(pos.stones)
+        value = resolved(searcher, pos)[0]
+        assert value == resolve.loss_now(pos.stones)
         assert to_pons(value) == true_score(pos)
 
 
@@ -100,11 +101,11 @@ def test_forced_lines_are_played_out_statically(searcher: Searcher) -> None:
     for pos in random_positions(rng, 20):
         if checked == 10:
             break
-        wins, safe = kernel.forced_cells(pos.current, pos.mask)
-        if kernel.forced_move(wins, safe) == 0 or safe == 0:
+        wins, safe = resolve.forced_cells(pos.current, pos.mask)
+        if resolve.forced_move(wins, safe) == 0 or safe == 0:
             continue
-        flips = resolve(searcher, pos)[4]
-        if flips == 0 and resolve(searcher, pos)[0] == kernel.UNRESOLVED:
+        flips = resolved(searcher, pos)[4]
+        if flips == 0 and resolved(searcher, pos)[0] == resolve.UNRESOLVED:
             pytest.fail("a forced move was not played")
         checked += 1
         searcher.clear()
@@ -119,11 +120,11 @@ def test_a_side_that_cannot_make_four_scores_at_most_a_draw(searcher: Searcher) 
     for pos in random_positions(rng, 38):
         if found == 5:
             break
-        if kernel.can_make_four(pos.current, pos.mask):
+        if resolve.can_make_four(pos.current, pos.mask):
             continue
         found += 1
         assert true_score(pos) <= 0
-        assert kernel.resolve(pos.current, pos.mask, pos.stones, 0, 1, searcher.mem)[0] <= 0
+        assert resolve.resolve(pos.current, pos.mask, pos.stones, 0, 1, searcher.mem)[0] <= 0
 
 
 def test_even_rows_bound_never_exceeds_the_score() -> None:
@@ -134,8 +135,8 @@ def test_even_rows_bound_never_exceeds_the_score() -> None:
     fired = losses = 0
     for stones in range(24, 38, 2):
         for pos, _ in zip(random_positions(rng, stones), range(40)):
-            bound = kernel.even_rows_bound(pos.current, pos.mask)
-            if bound == kernel.NO_BOUND:
+            bound = resolve.even_rows_bound(pos.current, pos.mask)
+            if bound == resolve.NO_BOUND:
                 continue
             fired += 1
             losses += bound < 0
@@ -149,18 +150,18 @@ def test_mirror_entries_return_mirrored_moves(searcher: Searcher) -> None:
     comes back mirrored."""
     pos = parse_digits("2252576253462244111563")
     mirrored = parse_digits("".join(str(WIDTH - c) for c in pos.history))
-    assert kernel.table_key(pos.current, pos.mask)[0] == kernel.table_key(mirrored.current, mirrored.mask)[0]
+    assert table.table_key(pos.current, pos.mask)[0] == table.table_key(mirrored.current, mirrored.mask)[0]
     assert mirror(pos.mask) == mirrored.mask
     searcher.clear()
     score, _ = searcher.solve(pos)
-    key, flipped = kernel.table_key(pos.current, pos.mask)
-    entry = kernel.tt_lookup(searcher.mem, kernel.tt_slot(searcher.mem, key), key)
+    key, flipped = table.table_key(pos.current, pos.mask)
+    entry = table.tt_lookup(searcher.mem, table.tt_slot(searcher.mem, key), key)
     assert entry != 0
-    best = kernel.stored_move(kernel.entry_move(entry), flipped)
+    best = table.stored_move(table.entry_move(entry), flipped)
     out = np.zeros(CELLS, dtype=np.int64)
-    length = kernel.principal_variation(pos.current, pos.mask, best, searcher.mem, out)
+    length = solve.principal_variation(pos.current, pos.mask, best, searcher.mem, out)
     pv = [int(c) for c in out[:length]]
-    length = kernel.principal_variation(mirrored.current, mirrored.mask, WIDTH - 1 - best, searcher.mem, out)
+    length = solve.principal_variation(mirrored.current, mirrored.mask, WIDTH - 1 - best, searcher.mem, out)
     assert [int(c) for c in out[:length]] == [WIDTH - 1 - c for c in pv]
     assert searcher.solve(mirrored)[0] == score == true_score(pos)
 

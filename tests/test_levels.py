@@ -12,12 +12,12 @@ import random
 from collections.abc import Iterator
 
 import pytest
-
-from c4engine.board import Position
-from c4engine.levels import ELO_AT_LEVEL, MAX_ELO, MIN_ELO, Strength, level_for_elo, move_value
-from c4engine.limits import Limits
-from c4engine.scores import MATE, to_internal
 from engine_process import EngineProcess, bestmoves, errors, infos, start_engine
+
+from c4engine.rules.board import Position
+from c4engine.rules.scores import MATE, to_internal
+from c4engine.search.levels import ELO_AT_LEVEL, MAX_ELO, MIN_ELO, Strength, level_for_elo, move_value
+from c4engine.search.limits import Limits
 
 EASY_WINS = 100
 MIN_MISSED = 15  # measured: 113 missed of 300, so 15 of 100 is a 1-in-10^6 fluke

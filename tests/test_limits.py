@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from c4engine.limits import Limits, clock_budget, movetime_budget
+from c4engine.search.limits import Limits, clock_budget, movetime_budget
 
 
 @pytest.mark.parametrize(("time_left", "increment", "moves_to_go", "stones", "overhead"),

@@ -12,15 +12,9 @@ import random
 
 import pytest
 
-from c4engine.board import Position, RulesError
-from c4engine.notation import (
-    START_FEN,
-    format_line,
-    parse_digits,
-    parse_fen,
-    parse_move,
-    play_moves,
-    to_fen,
+from c4engine.rules.board import Position, RulesError
+from c4engine.rules.notation import (
+    START_FEN, format_line, parse_digits, parse_fen, parse_move, play_moves, to_fen,
 )
 
 SEED = 20240612

@@ -33,13 +33,13 @@ import click
 import pytest
 
 from c4engine.engine import EngineClient, Score, engine_move
-from c4engine.go_params import GoParams
-from c4engine.notation import parse_digits
+from c4engine.protocol.go_params import GoParams
 from c4engine.referee.config import EngineSpec, MatchConfig
 from c4engine.referee.game import GameOutcome
 from c4engine.referee.pgn import BOOK, PgnGame, read_games
 from c4engine.referee.strength import builtin_positions, read_positions
 from c4engine.referee.workers import run_match
+from c4engine.rules.notation import parse_digits
 
 TESTS = Path(__file__).resolve().parent
 PERFECT = f"{sys.executable} {TESTS / 'perfect_engine.py'}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from c4engine.engine import Score
-from c4engine.notation import parse_digits
 from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.rules.notation import parse_digits
 
 
 def sample_game(**changes) -> PgnGame:

@@ -31,16 +31,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from c4engine.options import SPECS
 from engine_process import (
     DEFAULT_HASH_MB, HEIGHT, MID_FEN, READY_TIMEOUT, START_FEN, WIDTH, Board, EngineProcess,
-    bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons,
-    score_of, start_engine, start_long_search,
+    bestmove_after, bestmoves, check_bestmove, console_script, errors, infos, mate_from_pons, score_of,
+    start_engine, start_long_search,
 )
 from protocol_grammar import DEBUG_RE, ERROR_RE
 from timing import best_of
 
+from c4engine.protocol.options import SPECS
 
 # ------------------------------------------------------------------ fixtures
 

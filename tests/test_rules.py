@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 
-from c4engine import bits, jitbits
-from c4engine.board import Position, RulesError
+from c4engine.kernel import jit as jitbits
+from c4engine.rules import bits
+from c4engine.rules.board import Position, RulesError
 
 SEED = 20240611
 WIDTH, HEIGHT = 7, 6

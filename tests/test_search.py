@@ -16,16 +16,18 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
-from c4engine import kernel
-from c4engine.book import BookUnavailableError, OpeningBook
-from c4engine.board import Position
-from c4engine.limits import Limits
-from c4engine.notation import parse_digits
-from c4engine.scores import mate_distance
-from c4engine.search import Report, Searcher, StopSignal
 from positions import late_positions
 from timing import best_of, search_stop_latency_ms
+
+from c4engine.kernel import jit, solve
+from c4engine.kernel.book import BookUnavailableError, OpeningBook
+from c4engine.rules.board import Position
+from c4engine.rules.notation import parse_digits
+from c4engine.rules.scores import mate_distance
+from c4engine.search.limits import Limits
+from c4engine.search.pool import StopSignal
+from c4engine.search.report import Report
+from c4engine.search.searcher import Searcher
 
 SEED = 20240614
 WIDTH, HEIGHT, CELLS = 7, 6, 42
@@ -214,7 +216,7 @@ def test_exact_report_on_pons_positions(searcher: Searcher) -> None:
         pos = parse_digits(moves)
         result = searcher.search(pos, Limits())
         assert result.report is not None and result.report.exact, moves
-        assert kernel.to_pons(result.report.best.score) == expected, moves
+        assert jit.to_pons(result.report.best.score) == expected, moves
         assert result.move is not None
         assert exact_move_value(searcher, pos, result.move) == expected, moves
 
@@ -228,7 +230,7 @@ def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
         searcher.clear()
         result = searcher.search(pos, Limits())
         assert result.report is not None and result.report.exact, digits(pos)
-        assert kernel.to_pons(result.report.best.score) == expected, digits(pos)
+        assert jit.to_pons(result.report.best.score) == expected, digits(pos)
         assert result.move is not None
         assert exact_move_value(oracle, pos, result.move) == expected, digits(pos)
 
@@ -244,7 +246,7 @@ def test_mate_distance_on_hand_worked_positions(searcher: Searcher, moves: str, 
     """DESIGN: win N = (22 - s) - n // 2; loss N = -((22 + s) - (n + 1) // 2)."""
     pos = parse_digits(moves)
     assert searcher.solve(pos)[0] == pons
-    assert mate_distance(kernel.to_internal(pons), pos.stones) == mate
+    assert mate_distance(jit.to_internal(pons), pos.stones) == mate
     searcher.clear()
     result = searcher.search(pos, Limits())
     assert result.report is not None and result.report.exact
@@ -258,7 +260,7 @@ def test_an_immediate_win_is_mate_in_one(searcher: Searcher) -> None:
     for pos in positions:
         searcher.clear()
         score, _ = searcher.solve(pos)
-        assert mate_distance(kernel.to_internal(score), pos.stones) == 1, digits(pos)
+        assert mate_distance(jit.to_internal(score), pos.stones) == 1, digits(pos)
 
 
 def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:
@@ -270,7 +272,7 @@ def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:
         result = searcher.search(pos, Limits(), multipv=7)
         report = result.report
         assert report is not None and report.exact, digits(pos)
-        by_col = {line.pv[0]: kernel.to_pons(line.score) for line in report.lines}
+        by_col = {line.pv[0]: jit.to_pons(line.score) for line in report.lines}
         assert sorted(by_col) == pos.legal_moves(), digits(pos)
         expected = {col: exact_move_value(oracle, pos, col) for col in pos.legal_moves()}
         assert by_col == expected, digits(pos)
@@ -283,7 +285,7 @@ def test_multipv_2_gives_the_two_best(searcher: Searcher) -> None:
     pos = parse_digits(PONS_LATE[1][0])
     result = searcher.search(pos, Limits(), multipv=2)
     assert result.report is not None and len(result.report.lines) == 2
-    assert kernel.to_pons(result.report.lines[0].score) == PONS_LATE[1][1]
+    assert jit.to_pons(result.report.lines[0].score) == PONS_LATE[1][1]
 
 
 # ---------------------------------------------------------------- perft
@@ -337,17 +339,17 @@ def test_perft_of_the_empty_board() -> None:
     """No game can end and no column fill within 6 plies; at 7 the six-stone columns
     lose one move each (7**7 - 7), at 8 the first fours end games."""
     for depth in range(1, 7):
-        assert kernel.perft(0, 0, depth) == 7 ** depth
+        assert solve.perft(0, 0, depth) == 7 ** depth
     empty = ("",) * WIDTH
-    assert naive_perft(empty, 7) == 7 ** 7 - 7 == kernel.perft(0, 0, 7)
-    assert kernel.perft(0, 0, 8) == naive_perft(empty, 8)
+    assert naive_perft(empty, 7) == 7 ** 7 - 7 == solve.perft(0, 0, 7)
+    assert solve.perft(0, 0, 8) == naive_perft(empty, 8)
 
 
 def test_perft_from_late_positions() -> None:
     """Where games end by fours and full columns within the horizon."""
     for pos in late_positions(random.Random(SEED + 6), 10, 30):
         for depth in (3, 5):
-            assert kernel.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
+            assert solve.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
                 digits(pos)
 
 

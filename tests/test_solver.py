@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from c4engine.board import Position
-from c4engine.notation import parse_digits
-from c4engine.search import Searcher
+from c4engine.rules.board import Position
+from c4engine.rules.notation import parse_digits
+from c4engine.search.searcher import Searcher
 
 SEED = 20240613
 WIDTH, HEIGHT, CELLS = 7, 6, 42

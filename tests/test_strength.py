@@ -13,16 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from c4engine.referee.strength import (
-    PHASES,
-    TestPosition,
-    builtin_positions,
-    judge,
-    parse_position_line,
-    phase_of,
-    read_positions,
-    report_lines,
-    strength_command,
-    tally_by_phase,
+    PHASES, TestPosition, builtin_positions, judge, parse_position_line, phase_of, read_positions,
+    report_lines, strength_command, tally_by_phase,
 )
 
 TESTS = Path(__file__).resolve().parent

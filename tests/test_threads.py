@@ -21,15 +21,17 @@ from pathlib import Path
 import numpy as np
 import pexpect
 import pytest
-
-from c4engine import kernel
-from c4engine.board import Position
-from c4engine.limits import Limits
-from c4engine.notation import parse_digits
-from c4engine.options import find_spec
-from c4engine.search import DEFAULT_HASH_MB, Searcher, StopSignal, _SharedProbes, allocate_zeros, forget_pages
-
 from timing import search_stop_latency_ms
+
+from c4engine.kernel import jit, layout, negamax, table
+from c4engine.protocol.options import find_spec
+from c4engine.rules.board import Position
+from c4engine.rules.notation import parse_digits
+from c4engine.search.limits import Limits
+from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, forget_pages
+from c4engine.search.pool import StopSignal
+from c4engine.search.probes import SharedProbes
+from c4engine.search.searcher import Searcher
 
 SEED = 20261122
 PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
@@ -119,7 +121,7 @@ def test_the_driver_with_two_threads_reports_exact_scores(one: Searcher, two: Se
         single = one.search(pos, Limits(), multipv=7).report
         double = two.search(pos, Limits(), multipv=7).report
         assert single is not None and double is not None and single.exact and double.exact
-        assert kernel.to_pons(double.best.score) == expected, moves
+        assert jit.to_pons(double.best.score) == expected, moves
         assert {line.pv[0]: line.score for line in single.lines} == \
                {line.pv[0]: line.score for line in double.lines}, moves
 
@@ -133,15 +135,15 @@ def test_a_helper_finishing_first_gives_the_answer(two: Searcher) -> None:
         index = getattr(thread, "index")
         if index == 1:
             return 7
-        while not getattr(thread, "mem")[kernel.STOP]:  # the main thread waits to be stopped
+        while not getattr(thread, "mem")[layout.STOP]:  # the main thread waits to be stopped
             time.sleep(0.001)
         stops.append(True)
-        getattr(thread, "mem")[kernel.ABORTED] = 1
+        getattr(thread, "mem")[layout.ABORTED] = 1
         return -1
 
     race = two.race(job, 1000)
     assert race.finished and race.value == 7 and race.thread.index == 1 and stops == [True]
-    assert not any(thread.mem[kernel.STOP] for thread in two.threads), "a race's stop outlived it"
+    assert not any(thread.mem[layout.STOP] for thread in two.threads), "a race's stop outlived it"
 
 
 # ---------------------------------------------------------------- limits and stop
@@ -210,11 +212,11 @@ def test_threads_option_is_announced() -> None:
 def test_only_several_threads_share_out_children_and_only_near_the_root() -> None:
     one, two = Searcher(hash_mb=1), Searcher(hash_mb=1, threads=2)
     key = parse_digits("4453").mask
-    assert kernel.busy_slot(one.mem, 0, key) == -1
+    assert negamax.busy_slot(one.mem, 0, key) == -1
     main, helper = two.threads[0].mem, two.threads[1].mem
-    slot = kernel.busy_slot(main, 0, key)
-    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[kernel.busy_slot(helper, 0, key):])
-    assert kernel.busy_slot(main, kernel.DEFER_PLIES, key) == -1
+    slot = negamax.busy_slot(main, 0, key)
+    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[negamax.busy_slot(helper, 0, key):])
+    assert negamax.busy_slot(main, negamax.DEFER_PLIES, key) == -1
 
 
 def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:
@@ -222,7 +224,7 @@ def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:
     behind would make the next search defer a child nobody searches."""
     searcher = Searcher(hash_mb=16, threads=2)
     mem = searcher.mem
-    busy = mem[mem[kernel.BUSY_START]:mem[kernel.BUSY_START] + mem[kernel.BUSY_SLOTS]]
+    busy = mem[mem[layout.BUSY_START]:mem[layout.BUSY_START] + mem[layout.BUSY_SLOTS]]
     assert len(busy) > 0
     searcher.solve(parse_digits("4453"), weak=True)
     assert not np.any(busy)
@@ -237,7 +239,7 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     board, while the main thread probes 0 (is the first player winning?), the helper
     probes 1; after that, a probe under way is shared."""
     main = Searcher(hash_mb=1, threads=2).threads[0]
-    probes = _SharedProbes(Position())
+    probes = SharedProbes(Position())
     assert probes._free_point() == 0
     probes.probing[main] = 0
     assert probes._free_point() == 1
@@ -262,9 +264,9 @@ def test_a_cleared_large_table_forgets_everything() -> None:
     _, first = fresh.solve(pos)
     _, cached = fresh.solve(pos)
     assert cached < first
-    for _ in range(kernel.GENERATIONS):
+    for _ in range(table.GENERATIONS):
         fresh.clear()
-    assert int(fresh.mem[kernel.GENERATION]) == 0
+    assert int(fresh.mem[layout.GENERATION]) == 0
     assert not np.any(fresh.tt[:100_000])
     assert fresh.solve(pos)[1] == first
 
@@ -292,8 +294,8 @@ def test_a_resize_beyond_the_address_space_limit_changes_nothing() -> None:
     table is refused with MemoryError, and the searcher goes on with its table."""
     script = textwrap.dedent("""
         import resource
-        from c4engine.notation import parse_digits
-        from c4engine.search import Searcher
+        from c4engine.rules.notation import parse_digits
+        from c4engine.search.searcher import Searcher
         searcher = Searcher(hash_mb=16)
         pos = parse_digits("715371563635542612576371")
         _, first = searcher.solve(pos)

@@ -6,9 +6,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from c4engine.board import Position
-from c4engine.limits import Limits
-from c4engine.search import Result, Searcher, StopSignal
+from c4engine.rules.board import Position
+from c4engine.search.limits import Limits
+from c4engine.search.pool import StopSignal
+from c4engine.search.report import Result
+from c4engine.search.searcher import Searcher
 
 
 def best_of(measure: Callable[[], float], within: float, tries: int = 5) -> float:

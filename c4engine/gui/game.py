@@ -2,7 +2,7 @@
 
 The server, not the page, holds the game, so that a page cannot put it in a
 state the rules forbid and an engine that dies takes nothing with it.  The
-rules come from :mod:`c4engine.board` and :mod:`c4engine.notation` (the
+rules come from :mod:`c4engine.rules.board` and :mod:`c4engine.rules.notation` (the
 bottom layer); nothing here knows of any search.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bits import HEIGHT, WIDTH
-from ..board import Position
 from ..engine import position_command
-from ..notation import is_digit_string, parse_digits, parse_fen, to_fen
+from ..rules.bits import HEIGHT, WIDTH
+from ..rules.board import Position
+from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 

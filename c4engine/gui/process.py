@@ -24,8 +24,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..engine import (EXIT_GRACE, POLL_SECONDS, STDERR_LINES_KEPT, ProcessGroup, how_it_ended,
-                      spawn_arguments)
+from ..engine import EXIT_GRACE, POLL_SECONDS, STDERR_LINES_KEPT, ProcessGroup, how_it_ended, spawn_arguments
 
 MAX_LINE_BYTES = 1 << 16
 EXIT_WAIT = 1.0  # seconds to wait for the exit status once the output has ended

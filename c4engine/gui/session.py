@@ -30,11 +30,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..board import RulesError
-from ..engine import (SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info,
-                      start_failure)
-from ..go_params import GoParams
-from ..notation import parse_int
+from ..engine import SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info, start_failure
+from ..protocol.go_params import GoParams
+from ..rules.board import RulesError
+from ..rules.notation import parse_int
 from .game import Game
 from .process import EngineProcess
 

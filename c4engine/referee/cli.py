@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..engine import HANDSHAKE_TIMEOUT, EngineError
-from ..go_params import MAX_VALUE
+from ..protocol.go_params import MAX_VALUE
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_match
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings

@@ -1,7 +1,7 @@
 """One game: ask the side to move for a move, judge it, until the game ends.
 
 The referee trusts neither engine.  It keeps the position with our own rules
-(:mod:`c4engine.board`), checks every move, ends games on four in a row or a
+(:mod:`c4engine.rules.board`), checks every move, ends games on four in a row or a
 full board, keeps the clocks, and scores a game as lost for the engine that
 crashes, plays an illegal move, answers after its time, or stalls; the reason
 goes into the PGN and the statistics.  An engine line over 64 KiB is dropped
@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from ..board import RulesError
 from ..engine import EngineError, EngineTimeout, engine_move
-from ..inputs import MAX_LINE_BYTES
-from ..go_params import GoParams
-from ..notation import parse_digits
+from ..protocol.go_params import GoParams
+from ..protocol.lines import MAX_LINE_BYTES
+from ..rules.board import RulesError
+from ..rules.notation import parse_digits
 from .config import GameSpec, MatchConfig
 from .pgn import BOOK, PgnGame, PgnMove, move_comment
 from .players import Clocks, Player

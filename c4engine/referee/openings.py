@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 
-from ..board import RulesError
-from ..notation import parse_digits
-from .config import GameSpec
 from ..inputs import numbered_lines, summary
+from ..rules.board import RulesError
+from ..rules.notation import parse_digits
+from .config import GameSpec
 
 
 def builtin_openings() -> tuple[str, ...]:

@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..board import Position, RulesError
 from ..engine import InfoDict
-from ..notation import format_move, parse_fen, parse_move
+from ..rules.board import Position, RulesError
+from ..rules.notation import format_move, parse_fen, parse_move
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 BOOK = "book"

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..engine import EngineClient, EngineError
-from ..go_params import GoParams
+from ..protocol.go_params import GoParams
 from .config import EngineSpec, MatchConfig, TimeControl
 
 

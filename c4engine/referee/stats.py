@@ -20,9 +20,9 @@ means what it means there:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from collections.abc import Sequence
 
 NELO_SCALE = 800.0 / math.log(10.0)  # normalized Elo per unit of t = (score - 0.5) / sigma
 PENTA_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # mean score of a pair: LL, LD, WL/DD, WD, WW

@@ -35,11 +35,12 @@ from pathlib import Path
 
 import click
 
-from ..bits import CELLS, WIDTH
-from ..board import Position as Board, RulesError
 from ..engine import EngineError, EngineTimeout, Limit, SimpleEngine, engine_move, own_engine_argv
-from ..notation import parse_digits
 from ..inputs import numbered_lines, summary
+from ..rules.bits import CELLS, WIDTH
+from ..rules.board import Position as Board
+from ..rules.board import RulesError
+from ..rules.notation import parse_digits
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..inputs import MAX_LINE_BYTES
+from ..protocol.lines import MAX_LINE_BYTES
 from .game import GameOutcome
-from .stats import (Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial,
-                    score, sprt_decision, sprt_llr_pentanomial)
+from .stats import (
+    Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial, score, sprt_decision,
+    sprt_llr_pentanomial,
+)
 
 
 @dataclass

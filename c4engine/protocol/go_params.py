@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .notation import parse_int
+from ..rules.notation import parse_int
 
 MAX_VALUE = 1 << 40
 CLOCK_KEYS = ("wtime", "btime", "winc", "binc")  # GUIs may send a negative clock

@@ -28,11 +28,11 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
-from . import __version__
-from .board import Position, RulesError
+from .. import __version__
+from ..rules.board import Position, RulesError
+from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
 from .go_params import GoParams, GoParamsError
-from .inputs import MAX_LINE_BYTES, bounded_lines
-from .notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
+from .lines import MAX_LINE_BYTES, bounded_lines
 from .options import SPECS, OptionError, Options
 
 if TYPE_CHECKING:
@@ -326,7 +326,7 @@ class SearchJob:
     requires."""
 
     def __init__(self, engine: Engine, backend: Backend, position: Position, params: GoParams) -> None:
-        from .search import StopSignal  # the backend is loaded, so this import is free
+        from ..search.pool import StopSignal  # the backend is loaded, so this import is free
         self.engine = engine
         self.backend = backend
         self.position = position

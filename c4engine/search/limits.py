@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .bits import CELLS
+from ..rules.bits import CELLS
 
 SHARE_OF_MOVES_LEFT = 0.4
 INCREMENT_SHARE = 0.8

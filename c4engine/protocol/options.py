@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
-from .notation import parse_int
+from ..rules.notation import parse_int
+from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
+from ..search.memory import DEFAULT_HASH_MB
 
 
 class OptionError(ValueError):
@@ -63,7 +64,7 @@ class Spec:
 
 
 SPECS = (
-    Spec("Hash", "spin", 16, 2, 8192),  # protocol.md ("Memory") says why 16
+    Spec("Hash", "spin", DEFAULT_HASH_MB, 2, 8192),
     Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
     Spec("Move Overhead", "spin", 30, 0, 5000),

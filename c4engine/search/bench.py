@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..rules.notation import parse_digits
 from .limits import Limits
-from .notation import parse_digits
-from .search import Searcher
+from .searcher import Searcher
 
 BENCH_DEPTH = 14
 BENCH_POSITIONS = (

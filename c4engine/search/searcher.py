@@ -1,7 +1,7 @@
 """The search driver: iterative deepening over the kernel, limits, stop, exact solving
 and the search threads.
 
-The kernel (:mod:`c4engine.kernel`) does the searching; this module decides
+The kernel (:mod:`c4engine.kernel.negamax`) does the searching; this module decides
 what to search and for how long.  It owns the transposition table and the
 kernel's contexts, runs depth 1, 2, ... with the threat evaluation at the
 leaves, and after each iteration gives the exact solver a node budget of
@@ -17,7 +17,7 @@ searching (:func:`c4engine.kernel.busy_slot`), so the threads share out the
 children of the nodes where every child must be searched and fill the table
 with different subtrees.  The first thread whose iteration finishes gives
 the answer and stops the others.  An exact solve (:meth:`Searcher.solve`)
-instead gives the threads different null windows (:class:`_SharedProbes`).  Exact scores
+instead gives the threads different null windows (:class:`SharedProbes`).  Exact scores
 never depend on the thread count: every table entry is a proven bound.  A
 single thread searches exactly as it would with no helpers.
 
@@ -29,112 +29,46 @@ the thread that fires the signal is never blocked by them).
 from __future__ import annotations
 
 import functools
-import mmap
-import queue
 import threading
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Sequence, cast
+from typing import Callable
 
 import numpy as np
 
-from . import kernel
-from .bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
-from .board import Position
-from .book import SCORE_STONES, OpeningBook
-from .evaluation import N_TERMS, THREAT_WEIGHTS
-from .limits import Limits
-from .notation import parse_digits
-from .options import find_spec
-from .scores import is_proven, mate_distance, to_internal, win_now
-from .kernel import (
-    ABORTED, BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, CTX_SIZE, GENERATION, GENERATIONS, INFINITE,
-    MIN_TABLE_ENTRIES, NODE_LIMIT, NODES, SELDEPTH, STOP, TT_SLOTS, TT_START, WEIGHTS,
+from ..kernel import layout, solve, table
+from ..kernel.book import SCORE_STONES, OpeningBook
+from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
+from ..kernel.layout import (
+    BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, CTX_SIZE, GENERATION, INFINITE, NODES, SELDEPTH,
+    STOP, TT_SLOTS, TT_START, WEIGHTS,
 )
+from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
+from ..rules.bits import CELLS, WIDTH
+from ..rules.board import Position
+from ..rules.notation import parse_digits
+from ..rules.scores import is_proven, mate_distance
+from .limits import Limits
+from .memory import DEFAULT_HASH_MB, ENTRY_BYTES, WIPE_BY_WRITING_MB, allocate_zeros, forget_pages
+from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
+from .probes import SharedProbes
+from .report import Line, Report, Result
+from .thread import UNLIMITED, SearchThread, settle_move
 
-UNLIMITED = 1 << 62
 EXACT_BUDGET_FACTOR = 3
+
+
 MIN_EXACT_BUDGET = 20_000
+
+
 WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones: solved at once, through every path
-DEFAULT_HASH_MB = cast(int, find_spec("Hash").default)  # protocol.md ("Memory") says why 16 MB
+
+
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
-ENTRY_BYTES = 8
-BUSY_TABLE_SLOTS = 4093  # positions being searched near the root, shared by the threads (kernel.busy_slot)
-WIPE_BY_WRITING_MB = 256  # a larger table is wiped by handing its pages back (see Searcher.clear)
 
 
-@dataclass(frozen=True)
-class Line:
-    """One searched move with its score and principal variation (columns, 0-based)."""
-
-    score: int
-    pv: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Report:
-    """What one finished iteration found, for an ``info`` line."""
-
-    depth: int
-    seldepth: int
-    lines: tuple[Line, ...]
-    nodes: int
-    elapsed: float
-    exact: bool
-    hashfull: int
-
-    @property
-    def best(self) -> Line:
-        return self.lines[0]
-
-
-@dataclass(frozen=True)
-class Result:
-    """The move to play (``None`` when the game is over) and the last report behind it."""
-
-    move: int | None
-    report: Report | None = None
-    nodes: int = 0
-
-
-class StopSignal:
-    """A stop request for one search, safe to fire from any thread before or during it.
-    It reaches every search thread's kernel context."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._fired = False
-        self._ctxs: list[np.ndarray] = []
-
-    @property
-    def fired(self) -> bool:
-        return self._fired
-
-    def fire(self) -> None:
-        with self._lock:
-            self._fired = True
-            for ctx in self._ctxs:
-                ctx[STOP] = 1
-
-    def attach(self, ctxs: Sequence[np.ndarray]) -> None:
-        """Route the signal to kernel contexts (their flags take the signal's state)."""
-        with self._lock:
-            self._ctxs = list(ctxs)
-        self.rearm()
-
-    def rearm(self) -> None:
-        """Give every context the signal's state again: a race's winner stops the other
-        threads through their flags, which must not outlive that race."""
-        with self._lock:
-            for ctx in self._ctxs:
-                ctx[STOP] = 1 if self._fired else 0
-
-    def detach(self) -> None:
-        with self._lock:
-            for ctx in self._ctxs:
-                ctx[STOP] = 0
-            self._ctxs = []
+BUSY_TABLE_SLOTS = 4093  # positions being searched near the root, shared by the threads (negamax.busy_slot)
 
 
 def busy_slots(threads: int) -> int:
@@ -155,247 +89,12 @@ def table_entries(hash_mb: int) -> int:
     return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // ENTRY_BYTES) | 1)
 
 
-def allocate_zeros(words: int) -> np.ndarray:
-    """``words`` int64 zeros in a private anonymous mapping.
-
-    The operating system hands out zeroed pages as they are first touched, so
-    even an 8 GB table is allocated at once and costs memory only where the
-    search writes (the faults, a few microseconds per 4 kB page, are spread
-    over the searches that first touch the pages).  No transparent huge pages: measured here,
-    faulting in 2 MB pages (with the kernel compacting memory for them) made
-    the first search on a fresh 64 MB table 5x slower, and made nearly all of
-    a 1 GB table resident after a search of 8,000 nodes.
-    Raises MemoryError when the system refuses the mapping."""
-    try:
-        area = mmap.mmap(-1, words * ENTRY_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    except OSError as exc:
-        raise MemoryError(f"cannot allocate {words * ENTRY_BYTES >> 20} MB: {exc.strerror}") from None
-    return np.frombuffer(area, dtype=np.int64)
-
-
-def forget_pages(buffer: np.ndarray, first: int) -> None:
-    """Zero ``buffer[first:]`` (``buffer`` made by :func:`allocate_zeros`) without writing
-    it: its whole pages go back to the system, which maps zeroed ones on the next
-    touch; only the partial page at the start is written."""
-    area = cast(mmap.mmap, cast(memoryview, buffer.base).obj)
-    page_start = -(-first * ENTRY_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
-    buffer[first:page_start // ENTRY_BYTES] = 0
-    if page_start < len(area):
-        area.madvise(mmap.MADV_DONTNEED, page_start, len(area) - page_start)
-
-
-@dataclass(frozen=True)
-class Race:
-    """What a job run on every search thread gave: the value of the thread that
-    finished first (of the main thread if none finished), that thread, and the
-    work of all of them."""
-
-    value: int
-    thread: SearchThread
-    finished: bool
-    nodes: int
-    seldepth: int
-
-
-class SearchThread:
-    """One search thread's kernel context, a view of the searcher's buffer that starts
-    at the thread's context and runs on through the shared table, and the root
-    searches it runs.  Thread 0 is the main thread (the caller's); the others
-    are helpers."""
-
-    def __init__(self, mem: np.ndarray, index: int) -> None:
-        self.mem = mem
-        self.index = index
-        self.scores = np.full(WIDTH, -INFINITE, dtype=np.int64)
-
-    @property
-    def ctx(self) -> np.ndarray:
-        return self.mem[:CTX_SIZE]
-
-    def begin(self, node_limit: int) -> None:
-        """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
-        kernel.begin_search(self.mem, node_limit)
-
-    def aborted(self) -> bool:
-        return bool(self.mem[ABORTED])
-
-    def nodes(self) -> int:
-        return int(self.mem[NODES])
-
-    def solve(self, pos: Position, weak: bool) -> int:
-        """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
-        return int(kernel.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
-
-    def probe(self, pos: Position, middle: int) -> int:
-        """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
-        return int(kernel.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
-
-    def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
-        """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
-        within ``[alpha, beta]``."""
-        settled, child = settle_move(pos, col)
-        if settled is not None:
-            return to_internal(settled)
-        return -int(kernel.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
-                                   self.mem))
-
-    def solve_move(self, pos: Position, col: int) -> int:
-        """Pons score, for the mover, of playing ``col``."""
-        settled, child = settle_move(pos, col)
-        if settled is not None:
-            return settled
-        return -int(kernel.solve(child.current, child.mask, child.stones, False, self.mem))
-
-    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int) -> int:
-        """Search the root's moves to ``depth``; return the best column, or -1 when
-        stopped before one finished.  ``scores[col]`` gets each finished move's score:
-        exact for every move with ``every_move`` (MultiPV), else exact for the best
-        and a bound for the others (principal variation search at the root)."""
-        self.scores[:] = -INFINITE
-        alpha, best_col = -INFINITE, -1
-        for i, col in enumerate(root_order(pos, first_col)):
-            if every_move or i == 0:
-                value = self.move_value(pos, col, depth, -INFINITE, INFINITE)
-            else:
-                value = self.move_value(pos, col, depth, alpha, alpha + 1)
-                if value > alpha and not self.aborted():
-                    value = self.move_value(pos, col, depth, alpha, INFINITE)
-            if self.aborted():
-                break
-            self.scores[col] = value
-            if value > alpha:
-                alpha, best_col = value, col
-        return best_col
-
-    def solve_root(self, pos: Position, every_move: bool, first_col: int) -> int:
-        """Solve the root exactly; return a best column, or -1 when stopped.  With
-        ``every_move`` every move is solved (MultiPV); otherwise the root is solved
-        once and the first move, in search order, that reaches its score is found by
-        one null-window search per move, which the table makes cheap."""
-        self.scores[:] = -INFINITE
-        if every_move:
-            for col in root_order(pos, first_col):
-                value = to_internal(self.solve_move(pos, col))
-                if self.aborted():
-                    return -1
-                self.scores[col] = value
-            return int(np.argmax(self.scores))
-        target = to_internal(self.solve(pos, False))
-        for col in root_order(pos, first_col):
-            reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
-            if self.aborted():
-                return -1
-            if reaches_target:
-                self.scores[col] = target
-                return col
-        return -1
-
-
-class _SharedProbes:
-    """An exact (strong) solve split between the search threads: each runs
-    null-window probes (:func:`c4engine.kernel.solve`'s), the first two at
-    different points, and every result narrows the one range of possible scores.
-
-    The score is known once one probe proves it at least ``s`` and another at
-    most ``s``; the costly probes are those two, next to each other, and for
-    an early position the first one, at 0, is often one of them.  So while the
-    main thread proves one side, a helper works on the other, and what it
-    stores in the table makes the main thread's later probe there cheap.  Empty
-    board, 2 threads, 1 GB: 135-143 M nodes in 22.6-25.8 s with every probe
-    raced on both threads, 105-121 M in 19.4-21.7 s this way.  A probe whose
-    answer the range has come to settle is cancelled through its thread's node
-    limit (the stop flag belongs to the caller's stop signal)."""
-
-    def __init__(self, pos: Position) -> None:
-        self.pos = pos
-        self.lowest, self.highest = (int(bound) for bound in kernel.score_range(pos.stones, False))
-        self.probing: dict[SearchThread, int] = {}
-        self.started = False
-        self.nodes = 0
-        self.lock = threading.Lock()
-
-    def run(self, thread: SearchThread) -> None:
-        """Probe on ``thread`` until the range is one score or the search is stopped."""
-        while (point := self._start(thread)) is not None:
-            value = thread.probe(self.pos, point)
-            with self.lock:
-                del self.probing[thread]
-                self.nodes += thread.nodes()
-                if not thread.aborted():
-                    self._narrow(point, value)
-            if thread.mem[STOP]:
-                return
-
-    def _start(self, thread: SearchThread) -> int | None:
-        """Claim the next point for ``thread`` and reset its counters; None when solved."""
-        with self.lock:
-            if self.lowest >= self.highest:
-                return None
-            point = self._free_point()
-            self.started = True
-            self.probing[thread] = point
-            thread.begin(UNLIMITED)
-            return point
-
-    def _free_point(self) -> int:
-        """The solver's next point when no other thread probes; else the other
-        thread's point, both threads then sharing out its tree; but next to the
-        first probe, at 0, the point 1 above it."""
-        if not self.probing:
-            return int(kernel.probe_point(self.lowest, self.highest, self.pos.stones, not self.started))
-        point = max(self.probing.values())
-        return 1 if point == 0 and 1 < self.highest else point
-
-    def _narrow(self, point: int, value: int) -> None:
-        """Take a finished probe's result; cancel the probes it made pointless."""
-        self.lowest, self.highest = (int(bound) for bound in kernel.narrowed(self.lowest, self.highest,
-                                                                               point, value))
-        for other, other_point in self.probing.items():
-            if not self.lowest <= other_point < self.highest:
-                other.mem[NODE_LIMIT] = 0
-
-
-class _Helper:
-    """A helper search thread: a daemon that runs the jobs it is handed, one at a time,
-    until it is handed None.  Daemon, so that a search still running at exit can
-    never hold the process."""
-
-    def __init__(self, index: int) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name=f"search-helper-{index}", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            job()
-
-    def run(self, job: Callable[[], None]) -> threading.Event:
-        """Start ``job``; the event is set when it has returned."""
-        done = threading.Event()
-
-        def wrapped() -> None:
-            try:
-                job()
-            finally:
-                done.set()
-        self._jobs.put(wrapped)
-        return done
-
-    def close(self) -> None:
-        self._jobs.put(None)
-
-
-def _close_helpers(helpers: list[_Helper]) -> None:
-    for helper in helpers:
-        helper.close()
-
-
 class Searcher:
     """A transposition table, one kernel context per search thread, and the driver.
 
     The buffer holds the contexts, last thread first, then the table:
     ``[ctx of thread n-1 | ... | ctx of thread 0 | busy table | table]``, and
-    thread ``i`` gets the view starting at its context (see :mod:`c4engine.kernel`).
+    thread ``i`` gets the view starting at its context (see :mod:`c4engine.kernel.layout`).
 
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
@@ -407,8 +106,8 @@ class Searcher:
         self.book = book or OpeningBook.empty()
         self.hash_mb = hash_mb
         self.threads: list[SearchThread] = []
-        self._helpers: list[_Helper] = []  # changed in place: the finalizer below holds it
-        weakref.finalize(self, _close_helpers, self._helpers)  # a dropped searcher ends them
+        self._helpers: list[Helper] = []  # changed in place: the finalizer below holds it
+        weakref.finalize(self, close_helpers, self._helpers)  # a dropped searcher ends them
         self._buffer = np.empty(0, dtype=np.int64)
         self._stop = StopSignal()
         self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
@@ -438,7 +137,7 @@ class Searcher:
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
         while len(self._helpers) < threads - 1:
-            self._helpers.append(_Helper(len(self._helpers) + 1))
+            self._helpers.append(Helper(len(self._helpers) + 1))
         self._point_at_book()
         self._attach(StopSignal())
 
@@ -491,7 +190,7 @@ class Searcher:
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
         sample = self.tt[:1000]
-        generation = (sample >> kernel.GEN_SHIFT) & (GENERATIONS - 1)
+        generation = (sample >> table.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
 
     def warm_up(self) -> None:
@@ -569,11 +268,11 @@ class Searcher:
         positions solved in a few microseconds, where Python's overhead counts."""
         if stop is None and not self._helpers:
             main = self.threads[0]
-            kernel.begin_search(main.mem, UNLIMITED)
-            return int(kernel.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
+            layout.begin_search(main.mem, UNLIMITED)
+            return int(solve.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
         self._attach(stop or StopSignal())
         try:
-            if self._helpers and not weak and pos.stones < kernel.WEAK_FIRST_STONES and not pos.can_win_now():
+            if self._helpers and not weak and pos.stones < solve.WEAK_FIRST_STONES and not pos.can_win_now():
                 return self._solve_shared(pos)
             race = self.race(lambda thread: thread.solve(pos, weak), UNLIMITED)
         finally:
@@ -582,12 +281,12 @@ class Searcher:
 
     def _solve_shared(self, pos: Position) -> tuple[int, int]:
         """Solve an early position exactly with the threads probing different windows
-        (see :class:`_SharedProbes`).  Only early positions: there the first probe,
+        (see :class:`SharedProbes`).  Only early positions: there the first probe,
         at 0, costs most and 1 is a likely second one; later, the solver's far probes
         are cheap and a Python call per probe cost more than it saved (Test_L2_R2,
         2 threads: 3.1 ms a position against 1.75 ms for one kernel call per thread).
         A position whose mover wins at once is not given to the kernel."""
-        probes = _SharedProbes(pos)
+        probes = SharedProbes(pos)
         self._on_every_thread(probes.run)
         return probes.lowest, probes.nodes
 
@@ -621,7 +320,7 @@ class Searcher:
             return Result(None)
         stop = stop or StopSignal()
         self._attach(stop)
-        timer = _deadline_timer(limits.hard_ms, stop)
+        timer = deadline_timer(limits.hard_ms, stop)
         try:
             return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
                                multipv).run()
@@ -629,16 +328,6 @@ class Searcher:
             if timer is not None:
                 timer.cancel()
             self._attach(StopSignal())
-
-
-def _deadline_timer(hard_ms: float | None, stop: StopSignal) -> threading.Timer | None:
-    """A timer that fires ``stop`` at the hard deadline (numba has no clock)."""
-    if hard_ms is None:
-        return None
-    timer = threading.Timer(max(0.0, hard_ms) / 1000.0, stop.fire)
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 @dataclass
@@ -766,32 +455,6 @@ class _Iterations:
 
     def pv(self, first_col: int) -> tuple[int, ...]:
         out = np.zeros(CELLS, dtype=np.int64)
-        length = kernel.principal_variation(self.pos.current, self.pos.mask, first_col, self.searcher.mem,
+        length = solve.principal_variation(self.pos.current, self.pos.mask, first_col, self.searcher.mem,
                                             out)
         return tuple(int(col) for col in out[:length])
-
-
-def settle_move(pos: Position, col: int) -> tuple[int | None, Position]:
-    """The Pons score of playing ``col`` when the rules settle it at once (a win, a move
-    that lets the opponent win at once, the last cell), else None; and the position
-    after it.  The kernel must never be given those positions: it assumes the side
-    to move cannot win at once."""
-    if pos.is_winning_move(col):
-        return win_now(pos.stones), pos
-    child = pos.play(col)
-    if child.can_win_now():
-        return -win_now(child.stones), child
-    if child.is_over():
-        return 0, child
-    return None, child
-
-
-def root_order(pos: Position, first_col: int) -> list[int]:
-    """The root's moves in search order: a move that wins at once (so that no limit,
-    however small, can miss it), the previous best, then by the winning cells each
-    gives the mover (as the kernel orders inner nodes), centre first."""
-    def key(col: int) -> tuple[bool, bool, int, int]:
-        cell = playable_cells(pos.mask) & column_cells(col)
-        return (not pos.is_winning_move(col), col != first_col,
-                -popcount(winning_cells(pos.current | cell, pos.mask)), abs(col - WIDTH // 2))
-    return sorted(pos.legal_moves(), key=key)

@@ -35,7 +35,7 @@ where they lie, so that the book is held once per machine: every engine
 process of a match shares the same pages of the operating system's file
 cache, and none holds a private copy.  The kernel gets a book as the address
 of its mapped bytes and its record count (two int64 in its context, see
-:mod:`c4engine.kernel`), because a memory map cannot join the one int64
+:mod:`c4engine.kernel.layout`), because a memory map cannot join the one int64
 array the kernel is passed.  :func:`book_score` (exact Pons scores,
 12 stones) and :func:`book_outcome` (+1/0/-1, 8 stones) are ``numba.njit``
 functions of ``(address, records, current, mask)``; both return
@@ -57,8 +57,8 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from . import bits
-from .jitbits import has_four, jit, mirror, popcount
+from ..rules import bits
+from .jit import has_four, jit, mirror, popcount
 
 NOT_IN_BOOK = -128
 """What the probes return for a position the book cannot answer (no score reaches it)."""

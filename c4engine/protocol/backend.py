@@ -1,7 +1,7 @@
 """The search as the protocol uses it: options applied, limits chosen, info lines written.
 
 Importing this module compiles (or loads from numba's cache) the search
-kernel, which is why :mod:`c4engine.protocol` imports it in a background
+kernel, which is why :mod:`c4engine.protocol.server` imports it in a background
 thread; everything here may take its time to build.
 """
 
@@ -13,20 +13,21 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernel
-from .bench import bench_lines, run_bench
-
-from .bits import WIDTH
-from .board import Position
-from .book import OpeningBook
-from .evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
+from ..kernel import solve
+from ..kernel.book import OpeningBook
+from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
+from ..rules.bits import WIDTH
+from ..rules.board import Position
+from ..rules.notation import format_line, format_move
+from ..rules.scores import is_proven, mate_distance
+from ..search.bench import bench_lines, run_bench
+from ..search.levels import Strength, wanted_strength
+from ..search.limits import Budget, Limits, clock_budget, movetime_budget
+from ..search.pool import StopSignal
+from ..search.report import Report, Result
+from ..search.searcher import Searcher
 from .go_params import GoParams
-from .levels import Strength, wanted_strength
-from .limits import Budget, Limits, clock_budget, movetime_budget
-from .notation import format_line, format_move
 from .options import Options
-from .scores import is_proven, mate_distance
-from .search import Report, Result, Searcher, StopSignal
 
 WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
 
@@ -134,7 +135,7 @@ class Backend:
         lines, total = [], 0
         for col in pos.legal_moves():
             child = pos.play(col)
-            count = int(kernel.perft(child.current, child.mask, depth - 1))
+            count = int(solve.perft(child.current, child.mask, depth - 1))
             total += count
             lines.append(f"{format_move(col, pos, drops)}: {count}")
         return lines + ["", f"Nodes searched: {total}"]

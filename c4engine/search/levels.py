@@ -32,11 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..rules.scores import is_proven, to_pons
 from .limits import Limits
-from .scores import is_proven, to_pons
 
 if TYPE_CHECKING:
-    from .options import Options
+    from ..protocol.options import Options
 
 FULL_STRENGTH = 20
 TOP_TEMPERATURE = 100.0  # value units (about cp) at level 0

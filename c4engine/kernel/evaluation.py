@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bits import BOTTOM_MASK
-from .jitbits import column_cells, jit, popcount, smear_up, winning_cells
+from ..rules.bits import BOTTOM_MASK
+from .jit import column_cells, jit, popcount, smear_up, winning_cells
 
 ODD_ROWS = BOTTOM_MASK * 0b010101   # rows 1, 3, 5: the first player's zugzwang rows
 EVEN_ROWS = BOTTOM_MASK * 0b101010  # rows 2, 4, 6: the second player's

@@ -12,17 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .bits import (
-    BOARD_MASK,
-    H1,
-    HEIGHT,
-    WIDTH,
-    bottom_cell,
-    column_cells,
-    has_four,
-    playable_cells,
-    popcount,
-    top_cell,
-    winning_cells,
+    BOARD_MASK, H1, HEIGHT, WIDTH, bottom_cell, column_cells, has_four, playable_cells, popcount,
+    top_cell, winning_cells,
 )
 
 

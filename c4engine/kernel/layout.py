@@ -1,0 +1,52 @@
+"""The kernel's one array, ``mem``: the context's slots, each ply's scratch, and their sizes.
+
+``mem`` holds first the context (counters and flags, the book's address and size,
+where the transposition table and the threads' busy table lie in ``mem`` and
+their sizes, the evaluation weights, and each ply's scratch), then the
+transposition table.  A ply's scratch holds its children that are left to
+search, CHILD_WORDS each (the column, its ordering score, the position after
+the child's forced moves, how many there were, and that position's proven
+bounds), then the search order as indices into them, with room for each child
+once more at the end (a child deferred because another thread searches it).
+Why one array: see docs/design.md, "The kernel's memory".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules.bits import CELLS, WIDTH
+from .evaluation import N_TERMS
+from .jit import jit
+
+INFINITE = 30_000
+MAX_PLY = CELLS + 2
+
+NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
+BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
+WEIGHTS = 12
+SCRATCH = WEIGHTS + N_TERMS
+C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
+CHILD_WORDS = 8
+ORDER = WIDTH * CHILD_WORDS
+SCRATCH_PER_PLY = ORDER + 2 * WIDTH + 1
+CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
+
+
+@jit
+def begin_search(mem: np.ndarray, node_limit: int) -> None:
+    """Reset the counters and flags for a new search (one call from Python instead of
+    four numpy writes, which matters when a whole solve takes microseconds)."""
+    mem[NODES] = 0
+    mem[ABORTED] = 0
+    mem[SELDEPTH] = 0
+    mem[NODE_LIMIT] = node_limit
+
+
+@jit
+def should_abort(mem: np.ndarray) -> bool:
+    """Count a node and tell whether the search must unwind (stop flag or node limit)."""
+    mem[NODES] += 1
+    if mem[STOP] != 0 or mem[NODES] >= mem[NODE_LIMIT]:
+        mem[ABORTED] = 1
+    return mem[ABORTED] != 0

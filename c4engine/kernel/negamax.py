@@ -1,0 +1,310 @@
+"""The recursion: negamax alpha-beta over bitboards, compiled by numba.
+
+One recursive function, :func:`search_node`, serves both jobs of the engine.
+With a depth that reaches the end of the game it is an exact solver in the way
+of Steininger's ``c4``; with a smaller depth it is a depth-limited search that
+calls the threat evaluation at its leaves.  Both share one table: an entry
+records the depth it was searched to, capped at the number of empty cells, so
+an entry from an exact search serves any later search and a shallow one never
+passes for exact.
+
+What keeps the tree small:
+
+* static resolution (:mod:`c4engine.kernel.resolve`): every child is resolved
+  before any is searched, so a node also knows it cannot win with its third
+  stone;
+* enhanced transposition cutoffs: below ``ETC_STONES`` the children's table
+  entries may settle the node before any child is searched;
+* move order by threat quality (:func:`move_score`);
+* a table of bounds under partial keys (:mod:`c4engine.kernel.table`);
+* near the root, threads leave a child another thread is searching for last
+  (ABDADA's deferral, :func:`busy_slot`).
+
+Scores (internal, docs/design.md "Scores"): a proven result with Pons score
+``s`` is ``MATE + s`` for a win and ``-MATE + s`` for a loss; a draw is 0;
+heuristic values stay strictly between ``-MATE`` and ``MATE``.  Pons scores
+count the stones on the board when the game ends, not the distance from the
+root, so they need no adjustment when they move up the tree or through the
+table.
+
+The opening book's 12-stone table (:mod:`c4engine.kernel.book`) is probed where
+the search reaches 12 stones: its scores are exact, so they end the search there
+whatever the depth.
+
+All state lives in one int64 array owned by the caller, ``mem``
+(:mod:`c4engine.kernel.layout`).  ``mem[STOP]`` may be set by another Python
+thread at any time; the recursion polls it at every node (the functions run
+with ``nogil``) and unwinds at once.
+"""
+
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..rules.bits import BOARD_MASK, CELLS, WIDTH
+from .evaluation import N_TERMS, evaluate
+from .jit import column_cells, jit, playable_cells, popcount, to_internal, winning_cells
+from .layout import (
+    ABORTED, BUSY_SLOTS, BUSY_START, C_COL, C_CURRENT, C_FLIPS, C_HI, C_LO, C_MASK, C_SCORE, C_STONES,
+    CHILD_WORDS, ORDER, SCRATCH, SCRATCH_PER_PLY, SELDEPTH, WEIGHTS, should_abort,
+)
+from .resolve import UNRESOLVED, resolve
+from .table import (
+    EXACT, LOWER, NO_MOVE, UPPER, entry_depth, entry_flag, entry_move, entry_value, stored_move,
+    table_key, tt_lookup, tt_slot, tt_store,
+)
+
+COLUMN_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first: central columns take part in more fours
+
+# Move-order weights (see move_score), Steininger's scaled to integers and tuned on
+# Pons' sets (docs/design.md, "Move order"): threats playable after one more stone,
+# useful threats, the table's move, closeness to the centre.
+W_NEXT_TURN, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 42, 35, 1
+# Children's table entries are probed before the search (enhanced transposition
+# cutoffs) only while they have fewer stones than this: deeper, a probe costs more
+# than the cutoffs it finds (Steininger's threshold, width * height - 15).
+ETC_STONES = CELLS - 15
+DEFER_PLIES = 12  # see busy_slot
+
+# The recursive function is compiled eagerly with one signature: numba's cache
+# cannot reload a recursive function typed lazily (it crashes on reload).
+NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1])
+SEARCH_SIGNATURE = numba.int64(*[numba.int64] * 9, numba.int64[::1])
+
+
+@jit
+def order_children(mem: np.ndarray, base: int, count: int) -> None:
+    """Sort the ``count`` children in the scratch at ``base`` by their ordering score,
+    best first (a stable insertion sort of their indices: centre first among equals)."""
+    order = base + ORDER
+    for i in range(count):
+        score = mem[base + i * CHILD_WORDS + C_SCORE]
+        pos = i
+        while pos > 0 and mem[base + mem[order + pos - 1] * CHILD_WORDS + C_SCORE] < score:
+            mem[order + pos] = mem[order + pos - 1]
+            pos -= 1
+        mem[order + pos] = i
+
+
+@jit
+def move_score(mask: int, move: int, col: int, tt_move: int, threats: int, opponent_threats: int) -> int:
+    """How promising a move looks, for the move order (threat quality, after
+    Steininger); ``threats`` are the mover's winning cells after the move.
+
+    Only threats that can ever be played count ("useful": not directly above an
+    opponent threat, whose cell the opponent would take first); those that become
+    playable after one more stone in their column weigh most; the table's move
+    gets a bonus and the centre breaks ties."""
+    threats &= ~(opponent_threats << 1)
+    above_playable = (playable_cells(mask | move) << 1) & BOARD_MASK
+    score = (W_NEXT_TURN * popcount(threats & above_playable) + W_USEFUL * popcount(threats)
+             + W_CENTRE * min(col, WIDTH - 1 - col))
+    if col == tt_move:
+        score += W_TABLE_MOVE
+    return score
+
+
+@jit
+def busy_slot(mem: np.ndarray, ply: int, key: int) -> int:
+    """Where the threads' shared busy table marks the position ``key`` (``current +
+    mask``) while a thread searches it, or -1 where children are not shared out:
+    with one thread (no table), and from ``DEFER_PLIES`` on, where subtrees are
+    too small for a shared write and read per node to pay.
+
+    A node defers a child (not its first) that another thread is searching to the
+    end of its list (after Weill's ABDADA): where every child must be searched,
+    the threads then take different ones.  It replaced a helper's jittered move
+    order near the root, which, at the nodes where one move refutes, sent the
+    helper into the moves that do not: empty board, weak, 2 threads, 1 GB, 124 M
+    nodes in 20.0 s with the jitter, 71 M in 12.0 s with the deferral (one
+    thread: 76 M)."""
+    if mem[BUSY_SLOTS] == 0 or ply >= DEFER_PLIES:
+        return -1
+    return mem[BUSY_START] + key % mem[BUSY_SLOTS]
+
+
+@jit
+def window_for(sign: int, alpha: int, beta: int) -> tuple[int, int]:
+    """A side's window ``[alpha, beta]`` for a search whose side to move is that side
+    (``sign`` 1) or its opponent (``sign`` -1: negated and swapped); the side's value
+    is then ``sign`` times the search's.  One call path for both, where a node and
+    its child after forced moves may have either side to move."""
+    if sign > 0:
+        return alpha, beta
+    return -beta, -alpha
+
+
+@numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
+def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
+                hi: int, ply: int, mem: np.ndarray) -> int:
+    """Score of a position that :func:`resolve` left unresolved (``lo..hi`` its proven
+    bounds), within ``[alpha, beta]``: a value at or below ``alpha`` is an upper
+    bound, one at or above ``beta`` a lower bound, one between them exact.
+    ``depth`` plies are searched; a depth that reaches the end of the game makes
+    the score exact."""
+    if should_abort(mem):
+        return 0
+    if ply > mem[SELDEPTH]:
+        mem[SELDEPTH] = ply
+    if lo >= beta:
+        return lo
+    if hi <= alpha:
+        return hi
+    # ``proven_low``: alpha is a proven lower bound, not only the caller's window
+    # (then failing low on every move proves the score equal to it); the same for
+    # beta above.  That is how a bound that meets the table's becomes exact.
+    proven_low = lo >= alpha
+    if proven_low:
+        alpha = lo
+    proven_high = hi <= beta
+    if proven_high:
+        beta = hi
+    if depth <= 0:
+        value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
+        return min(max(value, alpha), beta)
+
+    key, mirrored = table_key(current, mask)
+    needed = min(depth, CELLS - stones)
+    slot = tt_slot(mem, key)
+    entry = tt_lookup(mem, slot, key)
+    tt_move = NO_MOVE
+    if entry != 0:
+        tt_move = stored_move(entry_move(entry), mirrored)
+        if entry_depth(entry) >= needed:
+            value, flag = entry_value(entry), entry_flag(entry)
+            if flag == EXACT:
+                return min(max(value, alpha), beta)
+            if flag == LOWER and value >= alpha:
+                alpha = value
+                proven_low = True
+            elif flag == UPPER and value <= beta:
+                beta = value
+                proven_high = True
+            if alpha >= beta:
+                return alpha if flag == LOWER else beta
+
+    base = SCRATCH + ply * SCRATCH_PER_PLY
+    best_move = NO_MOVE
+    opponent_threats = winning_cells(current ^ mask, mask)
+    safe = playable_cells(mask) & ~(opponent_threats >> 1)
+    count = 0
+    for i in range(WIDTH):
+        col = COLUMN_ORDER[i]
+        move = safe & column_cells(col)
+        if move == 0:
+            continue
+        threats = winning_cells(current | move, mask | move)  # the mover's, after the move
+        value, f_current, f_mask, f_stones, flips, f_lo, f_hi = resolve(
+            current ^ mask, mask | move, stones + 1, -beta, -alpha, mem, threats)
+        if value != UNRESOLVED:
+            value = -value
+            if value > alpha:
+                alpha = value
+                proven_low = True
+                best_move = col
+                if alpha >= beta:
+                    tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col, mirrored)
+                    return alpha
+            continue
+        if f_stones < ETC_STONES:
+            # Enhanced transposition cutoff: the table may already bound this child.
+            f_key, _ = table_key(f_current, f_mask)
+            f_entry = tt_lookup(mem, tt_slot(mem, f_key), f_key)
+            if f_entry != 0 and entry_depth(f_entry) >= min(depth - 1, CELLS - f_stones):
+                f_value, f_flag = entry_value(f_entry), entry_flag(f_entry)
+                if f_flag != UPPER:
+                    f_lo = max(f_lo, f_value)
+                if f_flag != LOWER:
+                    f_hi = min(f_hi, f_value)
+                low, high = (f_lo, f_hi) if flips % 2 == 1 else (-f_hi, -f_lo)
+                if low >= alpha:  # this node scores at least what this child does
+                    alpha = low
+                    proven_low = True
+                    best_move = col
+                    if alpha >= beta:
+                        tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col,
+                                 mirrored)
+                        return alpha
+                if high <= alpha:  # the child cannot raise alpha: nothing to search
+                    continue
+        child = base + count * CHILD_WORDS
+        mem[child + C_COL] = col
+        mem[child + C_SCORE] = move_score(mask, move, col, tt_move, threats, opponent_threats)
+        mem[child + C_CURRENT] = f_current
+        mem[child + C_MASK] = f_mask
+        mem[child + C_STONES] = f_stones
+        mem[child + C_FLIPS] = flips
+        mem[child + C_LO] = f_lo
+        mem[child + C_HI] = f_hi
+        count += 1
+    if count == 0:
+        return alpha
+    # Every move was checked for leaving the opponent lost at once, so no win comes
+    # before the side's third stone from now.
+    no_quick_win = to_internal((CELLS - 3 - stones) // 2)
+    if no_quick_win <= beta:
+        beta = no_quick_win
+        proven_high = True
+        if alpha >= beta:
+            return beta
+
+    order_children(mem, base, count)
+    if best_move == NO_MOVE:  # an upper bound keeps the first move tried
+        best_move = mem[base + mem[base + ORDER] * CHILD_WORDS + C_COL]
+    end = count
+    k = -1
+    while k + 1 < end:
+        k += 1
+        index = mem[base + ORDER + k]
+        child = base + index * CHILD_WORDS
+        col = mem[child + C_COL]
+        c_current, c_mask, c_stones = mem[child + C_CURRENT], mem[child + C_MASK], mem[child + C_STONES]
+        flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
+        c_ply = ply + 1 + flips
+        c_key = c_current + c_mask
+        busy = busy_slot(mem, ply, c_key)
+        if busy >= 0:
+            if 0 < k < count and mem[busy] == c_key:  # another thread's: search it last
+                mem[base + ORDER + end] = index
+                end += 1
+                continue
+            mem[busy] = c_key
+        # After an odd number of forced moves the child's side to move is this node's
+        # again (the move and the flips make an even number).  Principal variation
+        # search: every move but the first is proved worse with a null window first.
+        sign = 1 if flips % 2 == 1 else -1
+        c_alpha, c_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
+        value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi, c_ply,
+                                   mem)
+        if k > 0 and alpha < value < beta and not mem[ABORTED]:
+            c_alpha, c_beta = window_for(sign, alpha, beta)
+            value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi,
+                                       c_ply, mem)
+        if busy >= 0 and mem[busy] == c_key:
+            mem[busy] = 0
+        if mem[ABORTED]:
+            return 0
+        if value >= beta:
+            tt_store(mem, slot, key, value, needed, EXACT if proven_high else LOWER, col, mirrored)
+            return value
+        if value > alpha:
+            alpha = value
+            proven_low = True
+            best_move = col
+    tt_store(mem, slot, key, alpha, needed, EXACT if proven_low else UPPER, best_move, mirrored)
+    return alpha
+
+
+@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
+def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+            mem: np.ndarray) -> int:
+    """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem)
+    if value != UNRESOLVED:
+        return value
+    sign = -1 if flips % 2 == 1 else 1
+    alpha, beta = window_for(sign, alpha, beta)
+    return sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)

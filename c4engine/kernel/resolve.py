@@ -1,0 +1,173 @@
+"""Static resolution: what a position's threats settle before it costs a node.
+
+Forced moves are played in a loop; a side facing two wins (or a win above the
+one it must block) has lost; a side that cannot make four any more scores at
+most 0; no win or loss can come sooner than the next moves allow; and at the
+first player's turn the second player's claimeven strategy bounds the score from
+above (:func:`even_rows_bound`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..rules.bits import BOARD_MASK, BOTTOM_MASK, CELLS, H1, HEIGHT
+from ..rules.scores import MATE
+from .book import NOT_IN_BOOK, book_score
+from .book import SCORE_STONES as BOOK_STONES
+from .evaluation import EVEN_ROWS
+from .jit import has_four, jit, playable_cells, smear_up, to_internal, winning_cells
+from .layout import BOOK_ADDRESS, BOOK_RECORDS, INFINITE
+
+UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
+NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
+
+
+@jit
+def can_make_four(stones: int, mask: int) -> bool:
+    """Whether ``stones`` could still complete a four if they got every empty cell."""
+    return has_four(stones | (BOARD_MASK & ~mask))
+
+
+@jit
+def loss_now(stones: int) -> int:
+    """Internal score of a side that loses to the opponent's next stone, ``stones`` on the board."""
+    return -(MATE + (CELLS - stones) // 2)
+
+
+@jit
+def columns_of(cells: int) -> int:
+    """The bottom cell of every column that holds one of ``cells``."""
+    for _ in range(HEIGHT - 1):
+        cells |= cells >> 1
+    return cells & BOTTOM_MASK
+
+
+@jit
+def bound_from_four(line: int, mine: int, empty: int) -> int:
+    """The bound a four of the second player's gives (see even_rows_bound), or NO_BOUND
+    when one of the first player's fours in ``mine`` can be completed first."""
+    open_cells = line & empty
+    tops = open_cells & ~(open_cells >> 1)
+    passed_first = smear_up((tops << 1) & BOARD_MASK)
+    columns = columns_of(open_cells)
+    while columns != 0:
+        column = columns & -columns
+        columns ^= column
+        if has_four(mine & ~(passed_first & column * ((1 << HEIGHT) - 1))):
+            return NO_BOUND
+    highest_row = 0
+    for row in range(HEIGHT):
+        if tops & (BOTTOM_MASK << row):
+            highest_row = row
+    return to_internal(-((HEIGHT + 1 - highest_row) // 2))
+
+
+@jit
+def even_rows_bound(current: int, mask: int) -> int:
+    """An upper bound on the score of the first player to move, from the second
+    player's follow-up strategy (Allis' claimeven), or NO_BOUND.
+
+    With every column filled to an even height, the second player can answer each
+    move in the same column, and so gets every even-row cell that is not playable
+    now.  Columns filled to an odd height come in pairs: a move into one of them
+    is answered in another, so giving the first player every playable cell (and
+    every odd-row cell) only flatters him.  If the second player then owns a
+    four F, he wins by it unless the first player completes one of his own first.
+    The first player's four P comes too late when, in every column where F still
+    has an empty cell, P needs a cell above F's highest one there: the column
+    passes F's cell first.  So if some F beats every P, the first player loses,
+    at the latest when F's last cell is filled, which leaves the cells above it
+    empty.  If neither side owns a four, the first player scores at most a draw."""
+    empty = BOARD_MASK & ~mask
+    theirs = (current ^ mask) | (EVEN_ROWS & empty & ~playable_cells(mask))
+    mine = BOARD_MASK & ~theirs
+    if not has_four(theirs):
+        return NO_BOUND if has_four(mine) else 0
+    bound = NO_BOUND
+    for shift in (1, H1, HEIGHT, H1 + 1):  # vertical, horizontal, the two diagonals
+        pairs = theirs & (theirs >> shift)
+        starts = pairs & (pairs >> (2 * shift))  # the first cell of each four
+        while starts != 0:
+            start = starts & -starts
+            starts ^= start
+            line = start * (1 + (1 << shift) + (1 << (2 * shift)) + (1 << (3 * shift)))
+            bound = min(bound, bound_from_four(line, mine, empty))
+    return bound
+
+
+@jit
+def forced_cells(current: int, mask: int, opponent_threats: int = -1) -> tuple[int, int]:
+    """For the side to move: the opponent's immediate wins (cells it must block) and
+    the playable cells that are not right below an opponent threat (moves that do
+    not hand the opponent a four).  ``opponent_threats`` may be given when the
+    caller has them (-1: compute them)."""
+    if opponent_threats == -1:
+        opponent_threats = winning_cells(current ^ mask, mask)
+    possible = playable_cells(mask)
+    return opponent_threats & possible, possible & ~(opponent_threats >> 1)
+
+
+@jit
+def forced_move(opponent_wins: int, safe: int) -> int:
+    """The one move a side must play (see forced_cells), or 0 when it has a choice."""
+    if opponent_wins != 0:
+        return opponent_wins
+    if safe & (safe - 1) == 0:
+        return safe
+    return 0
+
+
+@jit
+def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np.ndarray,
+            opponent_threats: int = -1) -> tuple[int, int, int, int, int, int, int]:
+    """Settle a position (whose side to move cannot win at once) without searching it.
+
+    Forced moves (the block of the opponent's only immediate threat, or the only
+    move that does not stand below an opponent threat) are played in a loop, with
+    no node, no recursion and no table work.  At every step: a side that cannot
+    stop the opponent's next stone (two immediate threats, a threat right above
+    the one it must block, or every move under a threat) has lost; no win comes
+    before the side's second stone from now and no loss before the opponent's
+    second; a side that can no longer make four scores at most a draw; the
+    12-stone book answers exactly.  When those bounds cut ``[alpha, beta]`` (of
+    the given position), the position is settled.
+
+    Returns ``(value, current, mask, stones, flips, lo, hi)``: ``value`` for the
+    given position's side to move, or UNRESOLVED; then the position reached
+    after the forced moves, how many were played, and its proven bounds
+    ``lo <= score <= hi`` from its own side's view."""
+    flips = 0
+    sign = 1
+    while True:
+        opponent_wins, safe = forced_cells(current, mask, opponent_threats)
+        opponent_threats = -1  # given, if at all, for the first position only
+        if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
+                                                 or opponent_wins & safe == 0)):
+            return sign * loss_now(stones), current, mask, stones, flips, 0, 0
+        if stones >= CELLS - 2:
+            return 0, current, mask, stones, flips, 0, 0
+        if stones == BOOK_STONES and mem[BOOK_RECORDS] > 0:
+            book = book_score(mem[BOOK_ADDRESS], mem[BOOK_RECORDS], current, mask)
+            if book != NOT_IN_BOOK:
+                return sign * to_internal(book), current, mask, stones, flips, 0, 0
+        lo = to_internal(-((CELLS - 2 - stones) // 2))
+        hi = to_internal((CELLS - 1 - stones) // 2)
+        if not can_make_four(current, mask):
+            hi = 0
+        if lo >= beta:
+            return sign * lo, current, mask, stones, flips, 0, 0
+        if hi <= alpha:
+            return sign * hi, current, mask, stones, flips, 0, 0
+        forced = forced_move(opponent_wins, safe)
+        if forced == 0:
+            if stones % 2 == 0:  # the first player to move: the second may claim the even rows
+                hi = min(hi, even_rows_bound(current, mask))
+                if hi <= alpha:
+                    return sign * hi, current, mask, stones, flips, 0, 0
+            return UNRESOLVED, current, mask, stones, flips, lo, hi
+        current, mask = current ^ mask, mask | forced
+        stones += 1
+        alpha, beta = -beta, -alpha
+        flips += 1
+        sign = -sign

@@ -1,0 +1,162 @@
+"""The exact solver's driver, the principal variation and perft.
+
+:func:`solve` narrows a position's score with null-window probes of the
+recursion (:mod:`c4engine.kernel.negamax`); the loops over the root's moves
+live in the search driver, in Python, because every compiled function that
+calls the recursion costs seconds of compilation at the first start.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..rules.bits import BOARD_MASK, CELLS, WIDTH
+from .jit import column_cells, has_four, jit, playable_cells, to_internal, to_pons, win_now, winning_cells
+from .layout import ABORTED
+from .negamax import negamax
+from .resolve import forced_cells, forced_move
+from .table import NO_MOVE, UPPER, entry_flag, entry_move, stored_move, table_key, tt_lookup, tt_slot
+
+WEAK_FIRST_STONES = 6  # see solve()
+
+
+@jit
+def immediate_win(current: int, mask: int) -> int:
+    """The cells where the side to move wins at once."""
+    return winning_cells(current, mask) & playable_cells(mask)
+
+
+@jit
+def half(x: int) -> int:
+    """``x / 2`` rounded toward zero, as C does it in Pons' driver."""
+    return -((-x) // 2) if x < 0 else x // 2
+
+
+@jit
+def score_range(stones: int, weak: bool) -> tuple[int, int]:
+    """The lowest and highest score a position with ``stones`` on the board can have
+    (weak: clamped to -1..1, the sign)."""
+    lowest = -((CELLS - stones) // 2)
+    highest = (CELLS + 1 - stones) // 2
+    if weak:
+        return max(lowest, -1), min(highest, 1)
+    return lowest, highest
+
+
+@jit
+def probe_point(lowest: int, highest: int, stones: int, first: bool) -> int:
+    """Where to probe ``lowest..highest`` next (see :func:`solve`): halfway, moved halfway
+    towards the extreme on its side, where a search fails fast; 0 for the first probe
+    of an early position."""
+    middle = lowest + half(highest - lowest)
+    if first and stones < WEAK_FIRST_STONES:
+        return 0
+    if middle <= 0 and half(lowest) < middle:
+        return half(lowest)
+    if middle >= 0 and half(highest) > middle:
+        return half(highest)
+    return middle
+
+
+@jit
+def narrowed(lowest: int, highest: int, middle: int, value: int) -> tuple[int, int]:
+    """``lowest..highest`` after a null-window probe at ``middle`` returned the internal
+    ``value``, itself a bound that may narrow the range by more than the window did
+    (clamped: a weak solve's range is narrower than the scores)."""
+    probe = to_internal(middle)
+    if value <= probe:
+        return lowest, max(min(middle, to_pons(value)), lowest)
+    return min(max(middle + 1, to_pons(value)), highest), highest
+
+
+@jit
+def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) -> int:
+    """The null-window search at Pons score ``middle``: its internal value, above
+    ``to_internal(middle)`` when the score is higher."""
+    window = to_internal(middle)
+    return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
+
+
+@jit
+def solve(current: int, mask: int, stones: int, weak: bool,
+          mem: np.ndarray) -> int:
+    """Exact Pons score of a position that is not over (weak: only its sign), by
+    null-window searches that narrow ``[lowest, highest]`` (Pons' driver: it probes
+    halfway to the extremes first, where a search fails fast).  Every search's
+    result is itself a bound on the score (see :func:`search_node`), which may
+    narrow the range by more than the window did.
+
+    Early positions (fewer than WEAK_FIRST_STONES) are probed at 0 first, as a
+    weak solve, and narrowed from there: no four can come early, their scores lie
+    near 0, and then Pons' far probes are wasted (4444: 34.4M -> 27.3M nodes);
+    later, a probe at 0 costs up to four times Pons' order (Test_L1_R1).  The
+    result is meaningless if ``mem[ABORTED]`` is set afterwards."""
+    if immediate_win(current, mask):
+        return 1 if weak else win_now(stones)
+    lowest, highest = score_range(stones, weak)
+    first = True
+    while lowest < highest and not mem[ABORTED]:
+        middle = probe_point(lowest, highest, stones, first)
+        first = False
+        value = probe(current, mask, stones, middle, mem)
+        lowest, highest = narrowed(lowest, highest, middle, value)
+    return lowest
+
+
+@jit
+def column_of(cell: int) -> int:
+    """The column of a one-cell board."""
+    for col in range(WIDTH):
+        if cell & column_cells(col):
+            return col
+    return NO_MOVE
+
+
+@jit
+def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
+                        out: np.ndarray) -> int:
+    """Follow the table's best moves from the root after ``first_col``; write the
+    columns into ``out`` and return how many.  Where the table has no move (the
+    search plays forced moves without storing them), a win at once or the forced
+    move is played.  It stops at an upper bound (every move failed low there, so
+    the stored move is only the first one tried, not a best one), at a position
+    with a choice and no entry, at an illegal move or at the end of the game."""
+    length = 0
+    col = first_col
+    while length < out.shape[0] and col >= 0 and col < WIDTH:
+        move = playable_cells(mask) & column_cells(col)
+        if move == 0:
+            break
+        out[length] = col
+        length += 1
+        if immediate_win(current, mask) & move:
+            break
+        current, mask = current ^ mask, mask | move
+        key, mirrored = table_key(current, mask)
+        entry = tt_lookup(mem, tt_slot(mem, key), key)
+        wins = immediate_win(current, mask)
+        if entry != 0 and entry_flag(entry) != UPPER:
+            col = stored_move(entry_move(entry), mirrored)
+        elif wins:
+            col = column_of(wins & -wins)
+        else:
+            col = column_of(forced_move(*forced_cells(current, mask)))
+    return length
+
+
+@numba.njit(numba.int64(numba.int64, numba.int64, numba.int64), cache=True, nogil=True)
+def perft(current: int, mask: int, depth: int) -> int:
+    """Move sequences of exactly ``depth`` plies from a position; a finished game has
+    no moves, so lines that end earlier count for nothing (as in chess perft)."""
+    if depth == 0:
+        return 1
+    if has_four(current ^ mask) or mask == BOARD_MASK:
+        return 0
+    total = 0
+    possible = playable_cells(mask)
+    for col in range(WIDTH):
+        move = possible & column_cells(col)
+        if move != 0:
+            total += perft(current ^ mask, mask | move, depth - 1)
+    return total

@@ -1,0 +1,133 @@
+"""One search thread: its view of the shared buffer, and its root search and root solve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernel import layout, negamax, solve
+from ..kernel.layout import ABORTED, CTX_SIZE, INFINITE, NODES
+from ..rules.bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
+from ..rules.board import Position
+from ..rules.scores import to_internal, win_now
+
+UNLIMITED = 1 << 62
+
+
+class SearchThread:
+    """One search thread's kernel context, a view of the searcher's buffer that starts
+    at the thread's context and runs on through the shared table, and the root
+    searches it runs.  Thread 0 is the main thread (the caller's); the others
+    are helpers."""
+
+    def __init__(self, mem: np.ndarray, index: int) -> None:
+        self.mem = mem
+        self.index = index
+        self.scores = np.full(WIDTH, -INFINITE, dtype=np.int64)
+
+    @property
+    def ctx(self) -> np.ndarray:
+        return self.mem[:CTX_SIZE]
+
+    def begin(self, node_limit: int) -> None:
+        """Reset the kernel's counters for a search of at most ``node_limit`` nodes."""
+        layout.begin_search(self.mem, node_limit)
+
+    def aborted(self) -> bool:
+        return bool(self.mem[ABORTED])
+
+    def nodes(self) -> int:
+        return int(self.mem[NODES])
+
+    def solve(self, pos: Position, weak: bool) -> int:
+        """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
+        return int(solve.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
+
+    def probe(self, pos: Position, middle: int) -> int:
+        """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
+        return int(solve.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
+
+    def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
+        """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
+        within ``[alpha, beta]``."""
+        settled, child = settle_move(pos, col)
+        if settled is not None:
+            return to_internal(settled)
+        return -int(negamax.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
+                                   self.mem))
+
+    def solve_move(self, pos: Position, col: int) -> int:
+        """Pons score, for the mover, of playing ``col``."""
+        settled, child = settle_move(pos, col)
+        if settled is not None:
+            return settled
+        return -int(solve.solve(child.current, child.mask, child.stones, False, self.mem))
+
+    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int) -> int:
+        """Search the root's moves to ``depth``; return the best column, or -1 when
+        stopped before one finished.  ``scores[col]`` gets each finished move's score:
+        exact for every move with ``every_move`` (MultiPV), else exact for the best
+        and a bound for the others (principal variation search at the root)."""
+        self.scores[:] = -INFINITE
+        alpha, best_col = -INFINITE, -1
+        for i, col in enumerate(root_order(pos, first_col)):
+            if every_move or i == 0:
+                value = self.move_value(pos, col, depth, -INFINITE, INFINITE)
+            else:
+                value = self.move_value(pos, col, depth, alpha, alpha + 1)
+                if value > alpha and not self.aborted():
+                    value = self.move_value(pos, col, depth, alpha, INFINITE)
+            if self.aborted():
+                break
+            self.scores[col] = value
+            if value > alpha:
+                alpha, best_col = value, col
+        return best_col
+
+    def solve_root(self, pos: Position, every_move: bool, first_col: int) -> int:
+        """Solve the root exactly; return a best column, or -1 when stopped.  With
+        ``every_move`` every move is solved (MultiPV); otherwise the root is solved
+        once and the first move, in search order, that reaches its score is found by
+        one null-window search per move, which the table makes cheap."""
+        self.scores[:] = -INFINITE
+        if every_move:
+            for col in root_order(pos, first_col):
+                value = to_internal(self.solve_move(pos, col))
+                if self.aborted():
+                    return -1
+                self.scores[col] = value
+            return int(np.argmax(self.scores))
+        target = to_internal(self.solve(pos, False))
+        for col in root_order(pos, first_col):
+            reaches_target = self.move_value(pos, col, CELLS, target - 1, target) >= target
+            if self.aborted():
+                return -1
+            if reaches_target:
+                self.scores[col] = target
+                return col
+        return -1
+
+
+def settle_move(pos: Position, col: int) -> tuple[int | None, Position]:
+    """The Pons score of playing ``col`` when the rules settle it at once (a win, a move
+    that lets the opponent win at once, the last cell), else None; and the position
+    after it.  The kernel must never be given those positions: it assumes the side
+    to move cannot win at once."""
+    if pos.is_winning_move(col):
+        return win_now(pos.stones), pos
+    child = pos.play(col)
+    if child.can_win_now():
+        return -win_now(child.stones), child
+    if child.is_over():
+        return 0, child
+    return None, child
+
+
+def root_order(pos: Position, first_col: int) -> list[int]:
+    """The root's moves in search order: a move that wins at once (so that no limit,
+    however small, can miss it), the previous best, then by the winning cells each
+    gives the mover (as the kernel orders inner nodes), centre first."""
+    def key(col: int) -> tuple[bool, bool, int, int]:
+        cell = playable_cells(pos.mask) & column_cells(col)
+        return (not pos.is_winning_move(col), col != first_col,
+                -popcount(winning_cells(pos.current | cell, pos.mask)), abs(col - WIDTH // 2))
+    return sorted(pos.legal_moves(), key=key)
