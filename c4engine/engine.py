@@ -74,7 +74,8 @@ READY_TIMEOUT = 15.0  # ... and for `readyok`
 # 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
 # for, rather than the referee refusing to start such an engine.
 READY_SECONDS_PER_GIB = 8.0
-SEARCH_GRACE = 5.0  # how long after its time limit a search may answer before it is stopped
+SEARCH_GRACE = 5.0  # past its time limit, before a search counts as silent (SimpleEngine: stop included)
+STOP_GRACE = 1.0  # of that, what is kept for a search given up on to answer stop and isready
 SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only
 QUIT_TIMEOUT = 2.0
 EXIT_GRACE = 0.2  # after the process ended, the last lines may still be in the pipe
@@ -266,7 +267,8 @@ class Limit:
                         mate=self.mate, movestogo=self.remaining_moves)
 
     def timeout(self, side_to_move: int) -> float:
-        """How long to wait for ``bestmove`` before the engine counts as silent."""
+        """How long a search with this limit may take, all told, before the engine
+        counts as silent."""
         clock = (self.white_clock, self.black_clock)[side_to_move]
         times = [t for t in (self.time, clock) if t is not None]
         return min(times) + SEARCH_GRACE if times else SEARCH_TIMEOUT
@@ -505,10 +507,10 @@ class EngineClient:
         """After :meth:`start`: choose the variant, set ``options``, wait for ``readyok``.
 
         This first ``readyok`` ends the engine's start-up, which may take
-        ``startup_timeout`` (or ``ready_timeout``, if longer): an engine may
-        compile or load its data before it answers, as c4engine's first start
-        after an install compiles its numba kernel (10-25 s on a busy 2-core
-        machine).
+        ``startup_timeout`` (plus the time a large ``Hash`` needs, as below): an
+        engine may compile or load its data before it answers, as c4engine's
+        first start after an install compiles its numba kernel (10-25 s on a
+        busy 2-core machine).
 
         An engine that offers ``cfour`` gets it and speaks drops; one without a
         ``UCI_Variant`` option gets our digit moves; one with variants but not
@@ -524,7 +526,7 @@ class EngineClient:
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
-        self.is_ready(max(self.ready_timeout, startup_timeout))
+        self.is_ready(startup_timeout + hash_ready_seconds(options))
 
     @property
     def alive(self) -> bool:
@@ -768,11 +770,13 @@ class SimpleEngine:
     """An engine process driven one call at a time, python-chess' ``SimpleEngine``.
 
     ``SimpleEngine.popen("c4engine")`` starts it, completes the handshake, chooses
-    the ``cfour`` variant when offered and waits for ``readyok``.  Every call waits
-    at most as long as its limit allows (plus :data:`SEARCH_GRACE`), or
-    :data:`SEARCH_TIMEOUT` for depth and node limits: a crashed engine raises
-    EngineDied at once, a silent one EngineTimeout, never a hang.  After an
-    EngineTimeout the search has been stopped and the engine may be used again."""
+    the ``cfour`` variant when offered and waits for ``readyok``.  A search call
+    lasts at most as long as its limit allows plus :data:`SEARCH_GRACE`, or
+    :data:`SEARCH_TIMEOUT` for depth and node limits, stopping a silent search
+    included: a crashed engine raises EngineDied at once, a silent one
+    EngineTimeout, never a hang.  After an EngineTimeout the search has been
+    stopped and the engine may be used again; one that does not answer the stop
+    either has been ended (EngineDied)."""
 
     def __init__(self, client: EngineClient) -> None:
         self.client = client
@@ -861,25 +865,31 @@ class SimpleEngine:
         """The engine's answer to ``go`` in ``position`` as it came, with the position
         searched: for a referee that judges the move itself (an illegal one is
         returned, not raised).  EngineTimeout as in :meth:`play`, with the search
-        stopped; EngineError when the position cannot be sent."""
+        stopped; EngineError when the position cannot be sent.
+
+        The whole call fits in the wait (``timeout``, or what ``limit`` implies):
+        the search is given up :data:`STOP_GRACE` before its end (half the wait at
+        most), which is left for the engine to answer ``stop`` and ``isready``."""
         try:
             board = self.client.position(position.moves, position.start_fen)
         except RulesError as err:
             raise EngineError(f"cannot send the position: {err}") from None
         wait = limit.timeout(board.side_to_move) if timeout is None else timeout
+        deadline = time.monotonic() + wait
         try:
-            return board, self.client.go(limit.go_params(), wait)
+            return board, self.client.go(limit.go_params(), wait - min(STOP_GRACE, wait / 2))
         except EngineTimeout:
-            self._recover()
+            self._recover(deadline)
             raise
 
-    def _recover(self) -> None:
-        """After a search given up on: stop it and wait until the engine is ready, so
-        that it can be used again.  An engine that does not answer that either is
-        ended, and EngineDied raised: a caller must not take it for a slow move."""
+    def _recover(self, deadline: float) -> None:
+        """After a search given up on: stop it and wait, until ``deadline``, for the
+        engine to be ready, so that it can be used again.  An engine that does not
+        answer that either is ended, and EngineDied raised: a caller must not take
+        it for a slow move."""
         try:
             self.client.stop()
-            self.client.is_ready()
+            self.client.is_ready(max(0.0, deadline - time.monotonic()))
         except EngineError as err:
             self.client.kill()
             raise EngineDied(f"{err} (after a search was stopped; the engine was ended)") \

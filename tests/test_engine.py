@@ -16,9 +16,9 @@ from engine_process import ended_within
 
 from c4engine import Position
 from c4engine.engine import (
-    MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied, EngineError, EngineTimeout, Limit,
-    Score, SearchResult, SimpleEngine, collect_lines, engine_move, hash_ready_seconds, merge_info,
-    parse_info, parse_number,
+    MAX_NUMBER, READY_SECONDS_PER_GIB, SEARCH_GRACE, EngineClient, EngineDied, EngineError,
+    EngineTimeout, Limit, Score, SearchResult, SimpleEngine, collect_lines, engine_move,
+    hash_ready_seconds, merge_info, parse_info, parse_number,
 )
 from c4engine.protocol.go_params import GoParams
 from c4engine.protocol.lines import bounded_lines
@@ -337,14 +337,31 @@ def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
 
 def test_simple_engine_ends_an_engine_still_deaf_after_a_timeout():
     """It answers neither the search nor the isready after it: not a slow move
-    (EngineTimeout) but an engine gone (EngineDied), and its process ended."""
+    (EngineTimeout) but an engine gone (EngineDied), and its process ended, all
+    within the wait asked for (issue 19, item 6: the isready had 15 s more)."""
     with SimpleEngine.popen(misbehaving("deaf")) as engine:
-        engine.client.ready_timeout = 0.5
         began = time.monotonic()
         with pytest.raises(EngineDied, match="the engine was ended"):
-            engine.play(Position(), Limit(time=0.05), timeout=0.5)
-        assert time.monotonic() - began < 4
+            engine.play(Position(), Limit(time=0.05), timeout=1.0)
+        assert time.monotonic() - began < 1.0 + 0.5
         assert not engine.client.alive
+
+
+def test_simple_engine_waits_its_time_limit_plus_the_grace_and_no_more():
+    """Issue 19, item 6: Limit(time=0.5) against a deaf engine blocked 20.5 s."""
+    with SimpleEngine.popen(misbehaving("deaf")) as engine:
+        began = time.monotonic()
+        with pytest.raises(EngineDied):
+            engine.play(Position(), Limit(time=0.5))
+        assert time.monotonic() - began < 0.5 + SEARCH_GRACE + 0.5
+
+
+def test_simple_engine_waits_its_start_up_timeout_for_the_first_readyok():
+    """Issue 19, item 6: popen(timeout=1) waited 15 s (the later readyok's limit)."""
+    began = time.monotonic()
+    with pytest.raises(EngineTimeout, match="no readyok within 1 s"):
+        SimpleEngine.popen(misbehaving("slowready", "30"), timeout=1)
+    assert time.monotonic() - began < 3
 
 
 def test_simple_engine_that_never_completes_the_handshake_is_an_error():

@@ -398,6 +398,7 @@ def test_cli_usage_errors(args, message):
 @pytest.mark.parametrize("command, message", [
     ("/nonexistent/engine", "cannot start '/nonexistent/engine'"),
     (misbehaving("silent"), "misbehaving_engine.py silent: no uciok within 3 s"),
+    (misbehaving("slowready", "30"), "misbehaving_engine.py slowready 30: no readyok within 3 s"),
     (f"{sys.executable} -c pass", "exited with code 0"),
     (misbehaving("chess"), "its UCI_Variant option offers no cfour"),
 ])
