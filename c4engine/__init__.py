@@ -14,7 +14,7 @@ from types import ModuleType
 from .api import analyse, best_move, solve, warm_up
 from .position import IllegalMoveError, Position
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "IllegalMoveError", "Position", "__version__", "analyse", "best_move", "connectx", "engine", "solve",

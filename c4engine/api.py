@@ -14,6 +14,9 @@ must answer ``uci`` at once).
 
 The functions are safe to call from several threads: a lock lets one call
 at a time use the shared searcher, so calls from other threads wait for it.
+
+Bad arguments follow the one rule of :mod:`c4engine.arguments`: each raises
+``ValueError`` naming the value (:class:`IllegalMoveError` for a position).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
+from .arguments import flag, seconds, whole_number
 from .position import IllegalMoveError, Position
 
 if TYPE_CHECKING:
-    from .rules.board import Position as Board
+    from .rules.board import Board
     from .search.searcher import Searcher
 
 _lock = threading.Lock()
@@ -60,9 +64,10 @@ def _searcher() -> Searcher:
 
 
 def _playable(position: Position, call: str) -> Board:
-    """The rules' position behind ``position``; refused if the game is already over."""
+    """The rules' position behind ``position``; refused if it is no Position or the
+    game is already over."""
     if not isinstance(position, Position):
-        raise TypeError(f"{call}: expected a c4engine.Position, got {type(position).__name__}")
+        raise IllegalMoveError(f"{call}: expected a c4engine.Position, got {type(position).__name__}")
     if position.is_over():
         raise IllegalMoveError(f"{call}: the game is already over")
     return position._board
@@ -78,9 +83,11 @@ def solve(position: Position, weak: bool = False) -> int:
     result is computed, -1, 0 or 1, which is faster.
 
     The first call in a process also pays the searcher's start-up (see
-    :func:`warm_up`).  Raises :class:`IllegalMoveError` when the game is
-    already over."""
+    :func:`warm_up`).  Raises :class:`IllegalMoveError` for what is no
+    Position or a game that is already over, and ``ValueError`` for a
+    ``weak`` that is not True or False."""
     board = _playable(position, "solve")
+    weak = flag(weak, "solve: weak")
     with _lock:
         score, _nodes = _searcher().solve(board, weak)
     return score
@@ -92,7 +99,8 @@ def analyse(position: Position) -> dict[int, int | None]:
 
     The best moves are the columns with the highest score.  The first call in
     a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
-    :class:`IllegalMoveError` when the game is already over."""
+    :class:`IllegalMoveError` for what is no Position or a game that is
+    already over."""
     from .search.searcher import NO_MOVE_SCORE
     board = _playable(position, "analyse")
     with _lock:
@@ -103,8 +111,9 @@ def analyse(position: Position) -> dict[int, int | None]:
 def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:
     """A best column (1-7) for the side to move, as the engine would play it.
 
-    ``time`` limits the search to that many seconds, ``depth`` to that many
-    plies; with neither it searches until the result is proven, which the
+    ``time`` limits the search to that many seconds (a number above 0;
+    ``inf`` or a billion seconds or more is no limit), ``depth`` to that many
+    plies (a whole number of at least 1); with neither it searches until the result is proven, which the
     opening book and the exact solver make immediate in most positions but
     which can take minutes in hard middle-game ones.  Where the search proves
     the result in time the move is perfect; otherwise it is the deepest
@@ -112,15 +121,13 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     call in a process also pays the searcher's start-up (see :func:`warm_up`),
     and a call made while another thread's call runs waits for it first.
 
-    Raises :class:`IllegalMoveError` when the game is already over and
-    ``ValueError`` for a time or depth that is not positive."""
+    Raises :class:`IllegalMoveError` for what is no Position or a game that is
+    already over, and ``ValueError`` for any other time or depth."""
     from .search.limits import Limits
     board = _playable(position, "best_move")
-    if time is not None and not time > 0:
-        raise ValueError(f"best_move: time must be positive, got {time}")
-    if depth is not None and depth < 1:
-        raise ValueError(f"best_move: depth must be at least 1, got {depth}")
-    millis = None if time is None else time * 1000.0
+    limit = None if time is None else seconds(time, "best_move: time")
+    depth = None if depth is None else whole_number(depth, "best_move: depth", 1)
+    millis = None if limit is None else limit * 1000.0
     limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
     with _lock:
         result = _searcher().search(board, limits)

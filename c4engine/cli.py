@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Callable
 
 import click
 
-from . import __version__
+from .version import __version__
 from .inputs import decode_line
 from .protocol.options import find_spec
 from .rules.board import RulesError
@@ -30,7 +30,7 @@ class LazyGroup(click.Group):
     documented pattern for lazy subcommands)."""
 
     LAZY = {"match": "c4engine.referee.cli:match_command",
-            "strength": "c4engine.referee.strength:strength_command",
+            "strength": "c4engine.referee.cli:strength_command",
             "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:

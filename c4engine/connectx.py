@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .api import best_move, warm_up
+from .arguments import is_whole_number, seconds
 from .position import IllegalMoveError, Position
 
 __all__ = ["agent"]
@@ -46,18 +47,24 @@ def agent(observation: object, configuration: object) -> int:
 
     The search uses ``actTimeout`` less a safety margin (10% and 0.2 s) and less
     the time this call already spent, so a cold first call (see the module's
-    notes on start-up) overruns ``actTimeout`` by about the start-up only.
+    notes on start-up) overruns ``actTimeout`` by about the start-up only; an
+    ``actTimeout`` of ``inf`` (or a billion seconds or more) searches until the
+    result is proven.
 
-    Raises ``ValueError`` for a configuration other than 7 columns, 6 rows and 4
-    in a row (the only game c4engine plays), and :class:`c4engine.IllegalMoveError`
-    for a board that no game reaches or a game that is already over."""
+    Values are read by the API's one rule (:mod:`c4engine.arguments`): sizes,
+    cells and the mark are whole numbers (``1.0`` and ``"7"`` are not), and
+    ``actTimeout`` is a number of seconds above 0.  Raises ``ValueError``
+    naming a value that breaks it, or a configuration other than 7 columns,
+    6 rows and 4 in a row (the only game c4engine plays), and
+    :class:`c4engine.IllegalMoveError` (a ``ValueError``) for a board that no
+    game reaches or a game that is already over."""
     started = time.perf_counter()
-    act_timeout = float(_field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT))
+    act_timeout = seconds(_field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT), "ConnectX: actTimeout")
     check_configuration(configuration)
     position = position_of(_field(observation, "board"), _field(observation, "mark"))
     warm_up()
-    seconds = search_seconds(act_timeout, time.perf_counter() - started)
-    return best_move(position, time=seconds) - 1
+    limit = None if act_timeout is None else search_seconds(act_timeout, time.perf_counter() - started)
+    return best_move(position, time=limit) - 1
 
 
 def _field(record: object, name: str, default: Any = None) -> Any:
@@ -73,6 +80,9 @@ def _field(record: object, name: str, default: Any = None) -> Any:
 def check_configuration(configuration: object) -> None:
     """Refuse any game but the one c4engine plays, naming the one it supports."""
     given = {name: _field(configuration, name, standard) for name, standard in SUPPORTED.items()}
+    for name, value in given.items():
+        if not is_whole_number(value):
+            raise ValueError(f"ConnectX: {name} must be a whole number, got {value!r}")
     if given != SUPPORTED:
         raise ValueError(
             f"ConnectX: c4engine plays only {_describe(SUPPORTED)}; this game has {_describe(given)}")
@@ -89,12 +99,17 @@ def position_of(board: Iterable[int], mark: int) -> Position:
     reader makes (floating stones, counts out of turn, a finished game) applies
     here too."""
     columns, rows = SUPPORTED["columns"], SUPPORTED["rows"]
-    cells = list(board)
+    try:
+        cells = list(board)
+    except TypeError:
+        raise IllegalMoveError(f"ConnectX board {board!r}: expected a list of cells") from None
     if len(cells) != columns * rows:
         raise IllegalMoveError(f"ConnectX board: expected {columns * rows} cells, found {len(cells)}")
-    if any(cell not in (0, 1, 2) for cell in cells):
-        raise IllegalMoveError("ConnectX board: cells must be 0 (empty), 1 or 2")
-    if mark not in MARKS:
+    for index, cell in enumerate(cells):
+        if not is_whole_number(cell) or cell not in (0, 1, 2):
+            raise IllegalMoveError(
+                f"ConnectX board: cell {index} is {cell!r}; cells must be 0 (empty), 1 or 2")
+    if not is_whole_number(mark) or mark not in MARKS:
         raise IllegalMoveError(f"ConnectX mark {mark!r}: expected 1 or 2")
     ranks = [re.sub("1+", lambda run: str(len(run.group())),
                     "".join("1Pp"[cell] for cell in cells[row * columns:(row + 1) * columns]))

@@ -62,7 +62,7 @@ from typing import IO, Any, Protocol, TypedDict
 
 from .protocol.go_params import GoParams
 from .protocol.lines import MAX_LINE_BYTES, bounded_lines
-from .rules.board import Position as Board
+from .rules.board import Board
 from .rules.board import RulesError
 from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
 

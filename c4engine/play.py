@@ -16,7 +16,7 @@ import time
 import click
 
 from .protocol.go_params import GoParams
-from .rules.board import Position, RulesError
+from .rules.board import Board, RulesError
 from .rules.notation import is_digit_string, parse_digits, render
 from .rules.scores import is_proven, mate_distance
 from .search.levels import FULL_STRENGTH
@@ -34,7 +34,7 @@ SYMBOL_COLOURS = {"X": "red", "O": "yellow"}
 class Game:
     """The terminal game: the position, who is who, and the engine."""
 
-    def __init__(self, start: Position, human_side: int, level: int, movetime: int) -> None:
+    def __init__(self, start: Board, human_side: int, level: int, movetime: int) -> None:
         from .protocol.backend import Backend  # compiles or loads the search kernel
         from .protocol.options import Options
         self.start, self.pos, self.human_side, self.movetime = start, start, human_side, movetime
@@ -84,7 +84,7 @@ class Game:
         moves.pop()
         while len(moves) > len(self.start.history) and len(moves) % 2 != self.human_side:
             moves.pop()
-        self.pos = Position().play_all(moves)
+        self.pos = Board().play_all(moves)
 
     def finished(self) -> None:
         """Say how the game ended, if it has."""
@@ -99,7 +99,7 @@ class Game:
 
     def run(self) -> None:
         self.echo("Type a column 1-7, or help.")
-        shown: Position | None = None
+        shown: Board | None = None
         while True:
             if not self.pos.is_over() and self.pos.side_to_move != self.human_side:
                 self.engine_move()

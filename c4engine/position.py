@@ -1,8 +1,9 @@
 """The public position: columns 1-7, a cutechess FEN, a text board, immutable and hashable.
 
-It wraps the rules' internal :class:`c4engine.board.Position` (0-based
+It wraps the rules' internal :class:`c4engine.board.Board` (0-based
 columns, bitboards) and the notation module, so that the internal ones may
-change without breaking programs written against this one.  Every refusal
+change without breaking programs written against this one.  Every refusal,
+whatever the type of the value refused (the rule of :mod:`c4engine.arguments`),
 is a :class:`IllegalMoveError` carrying the message the engine's protocol
 gives for the same input, so a program and a protocol log read alike.
 """
@@ -13,6 +14,7 @@ import operator
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
+from .arguments import is_whole_number
 from .rules import board
 from .rules.bits import WIDTH
 from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
@@ -39,13 +41,9 @@ def _as_illegal_move() -> Iterator[None]:
 
 def _column(column: object) -> int:
     """``column`` as a public column 1-7, or IllegalMoveError with the protocol's message."""
-    not_a_number = IllegalMoveError(f"move {column!r}: expected an int column 1-{WIDTH}")
-    if isinstance(column, bool):
-        raise not_a_number
-    try:
-        number = operator.index(column)  # type: ignore[arg-type]
-    except TypeError:
-        raise not_a_number from None
+    if not is_whole_number(column):
+        raise IllegalMoveError(f"move {column!r}: expected an int column 1-{WIDTH}")
+    number = operator.index(column)  # type: ignore[arg-type]
     if not 1 <= number <= WIDTH:
         raise IllegalMoveError(f"move '{number}': column out of range (1-{WIDTH})")
     return int(number)
@@ -65,11 +63,11 @@ class Position:
 
     def __init__(self) -> None:
         """The empty board, the first player to move."""
-        self._board = board.Position()
+        self._board = board.Board()
         self._start_fen: str | None = None
 
     @classmethod
-    def _wrap(cls, inner: board.Position, start_fen: str | None) -> Position:
+    def _wrap(cls, inner: board.Board, start_fen: str | None) -> Position:
         pos = cls.__new__(cls)
         pos._board = inner
         pos._start_fen = start_fen
@@ -78,12 +76,20 @@ class Position:
     @classmethod
     def from_moves(cls, moves: str | Iterable[int]) -> Position:
         """The position after ``moves`` from the empty board: a digit string such as
-        ``"4453"`` (Pons' notation) or a sequence of columns such as ``(4, 4, 5, 3)``."""
+        ``"4453"`` (Pons' notation) or a sequence of columns such as ``(4, 4, 5, 3)``.
+
+        Refused with :class:`IllegalMoveError`: anything else (None included), a
+        column off the board or full, and a move after the game is over."""
         if isinstance(moves, str):
             with _as_illegal_move():
                 return cls._wrap(parse_digits(moves), None)
+        try:
+            columns = iter(moves)
+        except TypeError:
+            raise IllegalMoveError(
+                f"moves {moves!r}: expected a digit string or a sequence of columns") from None
         pos = cls()
-        for column in moves:
+        for column in columns:
             pos = pos.play(column)
         return pos
 
@@ -91,7 +97,8 @@ class Position:
     def from_fen(cls, fen: str) -> Position:
         """The position a cutechess / Fairy-Stockfish ``cfour`` FEN describes.
 
-        Refused with :class:`IllegalMoveError`: a malformed FEN, floating stones,
+        Refused with :class:`IllegalMoveError`: what is not a string (None
+        included), a malformed FEN, floating stones,
         stone counts no game can reach, the wrong side to move, or a game that is
         already over (the engine only takes positions still to be played)."""
         if not isinstance(fen, str):

@@ -98,7 +98,7 @@ class Board:
 
 
 def mate_from_pons(score: int, stones: int) -> int | None:
-    """DESIGN.md's conversion of a Pons score to the protocol's ``mate N`` (None: a draw)."""
+    """docs/design.md's conversion of a Pons score to the protocol's ``mate N`` (None: a draw)."""
     if score > 0:
         return (22 - score) - stones // 2
     if score < 0:

@@ -9,11 +9,13 @@ input.
 from __future__ import annotations
 
 import doctest
+import math
 import pickle
 import random
 import re
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +42,7 @@ def test_public_names_are_exactly_all() -> None:
 def test_importing_the_package_leaves_numba_and_the_search_out() -> None:
     """The protocol process imports the package and must answer ``uci`` at once."""
     code = ("import sys, c4engine; "
-            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.search.searcher'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.kernel', 'c4engine.search.searcher'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -164,6 +166,11 @@ def test_columns_may_be_numpy_integers() -> None:
     (lambda: Position.from_fen("7/7/7/7/7/PPPPppp b"),
      "the game is already over: a side has four in a row"),
     (lambda: Position.from_fen(42), "FEN 42: expected a string"),  # type: ignore[arg-type]
+    (lambda: Position.from_fen(None), "FEN None: expected a string"),  # type: ignore[arg-type]
+    (lambda: Position.from_moves(None),  # type: ignore[arg-type]
+     "moves None: expected a digit string or a sequence of columns"),
+    (lambda: Position.from_moves(4453),  # type: ignore[arg-type]
+     "moves 4453: expected a digit string or a sequence of columns"),
 ])
 def test_bad_input_raises_illegal_move_error_with_the_protocols_message(
         make: Callable[[], object], message: str) -> None:
@@ -277,18 +284,48 @@ def test_a_finished_game_is_refused(call: Callable[[Position], object]) -> None:
 
 @pytest.mark.parametrize("call", [c4engine.solve, c4engine.analyse, c4engine.best_move])
 def test_only_a_position_is_taken(call: Callable[[object], object]) -> None:
-    with pytest.raises(TypeError, match="expected a c4engine.Position, got str"):
+    """Refused by the one rule: a ValueError (here IllegalMoveError) whatever the type."""
+    with pytest.raises(IllegalMoveError, match="expected a c4engine.Position, got str"):
         call("4453")
 
 
 @pytest.mark.parametrize(("limits", "message"), [
-    ({"time": 0}, "time must be positive"),
-    ({"time": -1.0}, "time must be positive"),
-    ({"depth": 0}, "depth must be at least 1"),
+    ({"time": 0}, "best_move: time must be a number of seconds above 0, got 0"),
+    ({"time": -1.0}, "time must be a number of seconds above 0, got -1.0"),
+    ({"time": math.nan}, "time must be a number of seconds above 0, got nan"),
+    ({"time": -math.inf}, "time must be a number of seconds above 0, got -inf"),
+    ({"time": "1"}, "time must be a number of seconds above 0, got '1'"),
+    ({"time": True}, "time must be a number of seconds above 0, got True"),
+    ({"depth": 0}, "best_move: depth must be a whole number of at least 1, got 0"),
+    ({"depth": math.nan}, "depth must be a whole number of at least 1, got nan"),
+    ({"depth": math.inf}, "depth must be a whole number of at least 1, got inf"),
+    ({"depth": 1.5}, "depth must be a whole number of at least 1, got 1.5"),
+    ({"depth": 4.0}, "depth must be a whole number of at least 1, got 4.0"),
+    ({"depth": "4"}, "depth must be a whole number of at least 1, got '4'"),
 ])
-def test_best_move_refuses_limits_that_are_not_positive(limits: dict[str, float], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_best_move_refuses_other_limits_by_one_rule(limits: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
         c4engine.best_move(Position(), **limits)  # type: ignore[arg-type]
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("huge", [math.inf, 1e12, pytest.param(10**400, id="10**400")])
+def test_a_huge_time_is_no_limit_and_no_timer_dies(huge: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timer thread started with a wait beyond what threading can wait for died
+    with an OverflowError in the background; 10**400 overflowed the conversion."""
+    died: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    pos = Position.from_moves("121212")  # a win at once: no limit needed to end the search
+    assert c4engine.best_move(pos, time=huge) == 1
+    time.sleep(0.1)
+    assert not died, died[0].exc_value
+
+
+@pytest.mark.parametrize("weak", [[], None, 1, "yes"])
+def test_solve_refuses_a_weak_that_is_not_true_or_false(weak: object) -> None:
+    with pytest.raises(ValueError) as caught:
+        c4engine.solve(Position(), weak=weak)  # type: ignore[arg-type]
+    assert str(caught.value) == f"solve: weak must be True or False, got {weak!r}"
 
 
 def test_calls_from_several_threads_give_the_answers_one_thread_gets() -> None:

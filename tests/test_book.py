@@ -16,7 +16,7 @@ import pytest
 
 from c4engine.kernel.book import NOT_IN_BOOK, BookUnavailableError, OpeningBook, book_outcome, book_score
 from c4engine.rules import bits
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 
 bbd = pytest.importorskip("bitbully_databases", reason="the opening book data package is not installed")
 
@@ -30,10 +30,10 @@ def book() -> OpeningBook:
 
 # ---------------------------------------------------------------- helpers
 
-def random_position(rng: random.Random, stones: int) -> Position:
+def random_position(rng: random.Random, stones: int) -> Board:
     """A position after ``stones`` random moves, the game not over."""
     while True:
-        pos = Position()
+        pos = Board()
         for _ in range(stones):
             moves = pos.legal_moves()
             if not moves:
@@ -44,12 +44,12 @@ def random_position(rng: random.Random, stones: int) -> Position:
                 return pos
 
 
-def mirrored(pos: Position) -> Position:
-    return Position(bits.mirror(pos.current), bits.mirror(pos.mask),
+def mirrored(pos: Board) -> Board:
+    return Board(bits.mirror(pos.current), bits.mirror(pos.mask),
                     tuple(bits.WIDTH - 1 - col for col in pos.history))
 
 
-def positions_and_mirrors(stones: int, count: int) -> list[Position]:
+def positions_and_mirrors(stones: int, count: int) -> list[Board]:
     rng = random.Random(SEED + stones)
     out = []
     for _ in range(count):
@@ -58,12 +58,12 @@ def positions_and_mirrors(stones: int, count: int) -> list[Position]:
     return out
 
 
-def rows_top_first(pos: Position) -> list[list[int]]:
+def rows_top_first(pos: Board) -> list[list[int]]:
     """The package's board matrix: rows from the top, 1 first player, 2 second."""
     return [[pos.cell(col, row) for col in range(bits.WIDTH)] for row in reversed(range(bits.HEIGHT))]
 
 
-def from_rows_top_first(rows: list[list[int]]) -> Position:
+def from_rows_top_first(rows: list[list[int]]) -> Board:
     """Our position from the package's board matrix (an even count: first player to move)."""
     first = second = 0
     for r, line in enumerate(rows):
@@ -71,10 +71,10 @@ def from_rows_top_first(rows: list[list[int]]) -> Position:
             cell = 1 << (col * bits.H1 + bits.HEIGHT - 1 - r)
             first |= cell if who == 1 else 0
             second |= cell if who == 2 else 0
-    return Position(first, first | second)
+    return Board(first, first | second)
 
 
-def immediate_wins(stones: int, pos: Position) -> int:
+def immediate_wins(stones: int, pos: Board) -> int:
     """How many cells ``stones`` could complete a four on with the next drop."""
     return bits.popcount(bits.winning_cells(stones, pos.mask) & bits.playable_cells(pos.mask))
 
@@ -128,13 +128,13 @@ def pons_from_distance(v: int | None) -> int | None:
 # ---------------------------------------------------------------- the package's reader
 
 @pytest.mark.parametrize("pos", positions_and_mirrors(12, 150), ids=lambda p: "".join(map(str, p.history)))
-def test_12_stones_agree_with_reference_reader(book: OpeningBook, reference: dict, pos: Position) -> None:
+def test_12_stones_agree_with_reference_reader(book: OpeningBook, reference: dict, pos: Board) -> None:
     expected = pons_from_distance(reference[12].get_book_value(rows_top_first(pos)))
     assert book.probe(pos.current, pos.mask) == expected
 
 
 @pytest.mark.parametrize("pos", positions_and_mirrors(8, 150), ids=lambda p: "".join(map(str, p.history)))
-def test_8_stones_agree_with_reference_reader(book: OpeningBook, reference: dict, pos: Position) -> None:
+def test_8_stones_agree_with_reference_reader(book: OpeningBook, reference: dict, pos: Board) -> None:
     # The reference answers 1 (a win) for a position the file leaves out.
     assert book.probe_outcome(pos.current, pos.mask) == reference[8].get_book_value(rows_top_first(pos))
 
@@ -171,14 +171,14 @@ def test_each_book_answers_only_its_own_size(book: OpeningBook) -> None:
 
 def test_immediate_win_is_left_to_the_search(book: OpeningBook) -> None:
     """Positions whose side to move wins at once are not in the 12-ply file."""
-    pos = Position().play_all([0, 6, 0, 6, 0, 6, 1, 5, 2, 4, 2, 4])
+    pos = Board().play_all([0, 6, 0, 6, 0, 6, 1, 5, 2, 4, 2, 4])
     assert immediate_wins(pos.current, pos) and not pos.is_over()
     assert book.probe(pos.current, pos.mask) is None
 
 
 def test_finished_game_is_not_called_a_win(book: OpeningBook) -> None:
     """8 stones, the second player has four: absent from the file, yet no win."""
-    pos = Position().play_all([0, 1, 0, 1, 0, 1, 6, 1])
+    pos = Board().play_all([0, 1, 0, 1, 0, 1, 6, 1])
     assert pos.is_over()
     assert book.probe_outcome(pos.current, pos.mask) is None
 
@@ -251,7 +251,7 @@ def test_score_by_hand_win_in_two(book: OpeningBook) -> None:
     2, 4, 6); no four at once, but column 3 makes an open three on the bottom
     row that the opponent cannot both block nor beat with a four of its own:
     the win comes with the second stone, stone 15, placed on 14: (43 - 14) // 2."""
-    pos = Position().play_all([3, 3, 3, 3, 1, 1, 1, 1, 5, 5, 5, 5])
+    pos = Board().play_all([3, 3, 3, 3, 1, 1, 1, 1, 5, 5, 5, 5])
     after = pos.play(2)
     assert immediate_wins(pos.current, pos) == 0
     assert immediate_wins(after.opponent, after) == 2 and immediate_wins(after.current, after) == 0
@@ -261,10 +261,10 @@ def test_score_by_hand_win_in_two(book: OpeningBook) -> None:
 def test_score_by_hand_loss_at_once(book: OpeningBook) -> None:
     """The opponent holds two playable winning cells and the side to move has
     no four: the opponent wins with stone 14, placed on 13: -(43 - 13) // 2."""
-    pos = Position().play_all([0, 2, 0, 3, 6, 4, 6, 2, 2, 3, 3, 4])
+    pos = Board().play_all([0, 2, 0, 3, 6, 4, 6, 2, 2, 3, 3, 4])
     assert immediate_wins(pos.opponent, pos) == 2 and immediate_wins(pos.current, pos) == 0
     assert book.probe(pos.current, pos.mask) == -15
-    eight = Position().play_all([0, 2, 0, 3, 6, 4, 6, 2])
+    eight = Board().play_all([0, 2, 0, 3, 6, 4, 6, 2])
     assert immediate_wins(eight.opponent, eight) == 2 and immediate_wins(eight.current, eight) == 0
     assert book.probe_outcome(eight.current, eight.mask) == -1
 

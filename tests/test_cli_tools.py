@@ -22,7 +22,7 @@ from positions import late_positions
 from c4engine import cli as cli_module
 from c4engine.cli import cli
 from c4engine.kernel.jit import to_pons
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.search import bench
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
@@ -93,13 +93,13 @@ def test_solve_weak_on_an_immediate_win() -> None:
 def test_an_empty_line_is_the_empty_board() -> None:
     """As in Pons' solver.  The empty board itself takes minutes to solve (see the slow
     test below), so this records the position the solver is handed instead."""
-    asked: list[Position] = []
+    asked: list[Board] = []
 
     class Recorder:
         def clear(self) -> None:
             pass
 
-        def solve(self, pos: Position, weak: bool) -> tuple[int, int]:
+        def solve(self, pos: Board, weak: bool) -> tuple[int, int]:
             asked.append(pos)
             return 0, 0
 

@@ -1,9 +1,14 @@
 """``--cluster``: matches and strength runs on a Ray cluster (issue 13).
 
-The tests that need Ray start a head node of their own on loopback (about 15 s
-on a loaded 2-core machine), so they are marked slow; ``.ci/run`` runs them in a
-second pytest call with the ``cluster`` extra installed.  The tests without Ray
-(the option's checks, the message when Ray is missing) run by default."""
+The tests that need Ray start a head node of their own (about 15 s on a loaded
+2-core machine), so they are marked slow; ``.ci/run`` runs them in a second
+pytest call with the ``cluster`` extra installed.  Ray binds its head to the
+machine's own address even when told 127.0.0.1, so the head, the drivers (this
+process's main thread, where the tests run) and the engines all run in a
+network namespace of their own where only loopback exists
+(:mod:`network_namespace`, as root): their traffic cannot leave the machine.
+The tests without Ray (the option's checks, the message when Ray is missing)
+run by default, outside it."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from network_namespace import interfaces, loopback_only, namespace_of
 from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
 from c4engine.referee.cli import match_command
@@ -28,11 +34,11 @@ from c4engine.referee.cluster import run_cluster_match
 from c4engine.referee.openings import builtin_openings
 from c4engine.referee.pgn import read_games
 from c4engine.referee.stats import SprtParams
-from c4engine.referee.strength import strength_command
+from c4engine.referee.cli import strength_command
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-SLOW = f"{sys.executable} {TESTS / 'slow_engine.py'}"
+SLOW = f"{sys.executable} {TESTS / 'engines' / 'slow_engine.py'}"
 HEAD_START_SECONDS = 120.0
 
 
@@ -122,9 +128,17 @@ class Head:
 
 
 @pytest.fixture(scope="module")
-def head_node() -> Iterator[Head]:
-    """A Ray head node of our own; stopped after the module."""
+def isolated_network() -> Iterator[int]:
+    """This thread, and the Ray nodes it starts, in a network namespace where only
+    loopback exists (its inode), for the module's cluster tests; left afterwards."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'c4engine[cluster]'")
+    with loopback_only() as namespace:
+        yield namespace
+
+
+@pytest.fixture(scope="module")
+def head_node(isolated_network: int) -> Iterator[Head]:
+    """A Ray head node of our own, in the isolated network; stopped after the module."""
     port, client_port = free_port(), free_port()
     with ray_node("--head", "--port", str(port), "--include-dashboard=false",
                   # not the 10001 of another cluster on this machine:
@@ -154,6 +168,27 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
 def games_as_played(pgn: Path) -> list[tuple[str, str, str, str, str, list[int]]]:
     return [(g.round, g.white, g.black, g.result, g.termination, [m.col for m in g.moves])
             for g in read_games(pgn.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.slow
+def test_the_cluster_and_its_driver_see_only_loopback(head: str, isolated_network: int):
+    """The driver, the head's raylet and a worker all run in the namespace, and no
+    interface but loopback is there to reach the network through."""
+    import ray
+
+    assert namespace_of() == isolated_network and interfaces() == ["lo"]
+    assert namespace_of(_raylet_pid(head, node_of_head=True)) == isolated_network
+
+    @ray.remote(num_cpus=0)
+    def where_am_i() -> tuple[int, list[str]]:
+        return namespace_of(), interfaces()
+
+    ray.init(address=head, logging_level=logging.WARNING)
+    try:
+        assert ray.get(where_am_i.remote()) == (isolated_network, ["lo"])
+        assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+    finally:
+        ray.shutdown()
 
 
 @pytest.mark.slow
@@ -211,19 +246,32 @@ def test_an_sprt_decision_stops_the_cluster_match(head: str, tmp_path):
     assert len(read_games(pgn.read_text())) == 16
 
 
+def _kill_by_ray(actor_name: str) -> None:
+    import ray
+
+    ray.kill(ray.get_actor(actor_name), no_restart=False)
+
+
+def _kill_its_worker_process(actor_name: str) -> None:
+    """SIGKILL to the actor's worker process, as the kernel's OOM killer sends it."""
+    import ray
+
+    actor = ray.get_actor(actor_name)
+    os.kill(ray.get(actor.__ray_call__.remote(lambda _host: os.getpid())), signal.SIGKILL)
+
+
 @pytest.mark.slow
-def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: str, tmp_path):
+@pytest.mark.parametrize("kill", [_kill_by_ray, _kill_its_worker_process], ids=["ray.kill", "sigkill"])
+def test_a_killed_actor_loses_no_game_and_counts_none_twice(head: str, tmp_path, kill):
     """Killed while both actors are in the middle of a pair (each game ~1 s; the
     pool hands an actor its next pair before it reports the last one): Ray restarts
     the actor and replays its pair there.  Without the replay a pair would be
     missing, or the match would fail on the lost actor."""
-    import ray
-
     killed: list[str] = []
 
     def kill_one_actor(line: str) -> None:
         if line.startswith("Finished game") and not killed:
-            ray.kill(ray.get_actor("match-1"), no_restart=False)
+            kill("match-1")
             killed.append(line)
 
     pgn = tmp_path / "killed.pgn"

@@ -10,6 +10,8 @@ code.
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,8 +61,14 @@ def test_the_top_row_comes_first() -> None:
 
 @pytest.mark.parametrize(("board", "mark", "message"), [
     ([0] * 41, 1, "ConnectX board: expected 42 cells, found 41"),
-    ([3] + [0] * 41, 1, "ConnectX board: cells must be 0 (empty), 1 or 2"),
+    ([3] + [0] * 41, 1, "ConnectX board: cell 0 is 3; cells must be 0 (empty), 1 or 2"),
+    ([0] * 41 + [1.0], 2, "ConnectX board: cell 41 is 1.0; cells must be 0 (empty), 1 or 2"),
+    ([0] * 41 + [True], 2, "ConnectX board: cell 41 is True; cells must be 0 (empty), 1 or 2"),
+    ([0] * 41 + ["1"], 2, "ConnectX board: cell 41 is '1'; cells must be 0 (empty), 1 or 2"),
+    (42, 1, "ConnectX board 42: expected a list of cells"),
     ([0] * 42, 3, "ConnectX mark 3: expected 1 or 2"),
+    ([0] * 42, 1.0, "ConnectX mark 1.0: expected 1 or 2"),
+    ([0] * 42, True, "ConnectX mark True: expected 1 or 2"),
     ([0] * 42, 2, "wrong side to move: with these stones the first player is to move"),
     ([1] + [0] * 41, 2, "column 1 has a stone floating above an empty cell"),
     ([0] * 35 + [1, 1, 1, 1, 2, 2, 2], 2, "the game is already over: a side has four in a row"),
@@ -83,6 +91,35 @@ def test_other_games_are_refused_naming_the_one_supported(configuration: dict[st
         agent(observation(""), configuration)
     assert str(caught.value) == (
         f"ConnectX: c4engine plays only 7 columns, 6 rows, 4 in a row; this game has {shape}")
+
+
+@pytest.mark.parametrize(("configuration", "message"), [
+    ({"columns": "7"}, "ConnectX: columns must be a whole number, got '7'"),
+    ({"rows": 6.0}, "ConnectX: rows must be a whole number, got 6.0"),
+    ({"inarow": True}, "ConnectX: inarow must be a whole number, got True"),
+    ({"actTimeout": "2"}, "ConnectX: actTimeout must be a number of seconds above 0, got '2'"),
+    ({"actTimeout": math.nan}, "ConnectX: actTimeout must be a number of seconds above 0, got nan"),
+    ({"actTimeout": 0}, "ConnectX: actTimeout must be a number of seconds above 0, got 0"),
+])
+def test_a_value_of_another_kind_is_named(configuration: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        agent(observation(""), configuration)
+    assert str(caught.value) == message
+
+
+def test_an_infinite_act_timeout_is_no_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It started a timer thread that died with an OverflowError."""
+    died: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    assert agent(observation("121212"), {"actTimeout": math.inf}) == 0
+    time.sleep(0.1)
+    assert not died, died[0].exc_value
+
+
+def test_numpy_cells_and_marks_are_whole_numbers() -> None:
+    numpy = pytest.importorskip("numpy")
+    obs = observation("4453")
+    assert position_of(numpy.array(obs["board"]), numpy.int64(obs["mark"])) == Position.from_moves("4453")
 
 
 def test_observation_and_configuration_may_be_attribute_objects() -> None:

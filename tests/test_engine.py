@@ -26,12 +26,12 @@ from c4engine.rules.board import RulesError
 from c4engine.rules.notation import parse_digits, to_fen
 
 TESTS = Path(__file__).resolve().parent
-SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
+SIMPLE = f"{sys.executable} {TESTS / 'engines' / 'simple_engine.py'}"
 REAL = f"{sys.executable} -m c4engine"
 
 
 def misbehaving(mode: str, arg: str = "") -> str:
-    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
+    return f"{sys.executable} {TESTS / 'engines' / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
 
 
 @dataclass(frozen=True)

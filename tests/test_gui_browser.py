@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from c4engine.gui.game import winning_four
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits, parse_fen
 
 playwright_api = pytest.importorskip(
@@ -117,7 +117,7 @@ def board_of(tab) -> dict[tuple[int, int], int]:  # type: ignore[no-untyped-def]
     return {(col, row): owner for col, row, owner in cells}
 
 
-def expected_board(pos: Position) -> dict[tuple[int, int], int]:
+def expected_board(pos: Board) -> dict[tuple[int, int], int]:
     return {(col + 1, row + 1): pos.cell(col, row) for col in range(7) for row in range(6)}
 
 

@@ -29,6 +29,7 @@ from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 from engine_process import ended_within  # noqa: E402
 
 from c4engine.engine import own_engine_argv  # noqa: E402
+from c4engine.gui import server as server_module  # noqa: E402
 from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.process import LineSplitter  # noqa: E402
 from c4engine.gui.server import create_app  # noqa: E402
@@ -39,7 +40,7 @@ WAIT = 60.0  # seconds: a first engine start may compile the kernel
 
 
 def misbehaving(mode: str, *args: str) -> list[str]:
-    return [sys.executable, str(TESTS / "misbehaving_engine.py"), mode, *args]
+    return [sys.executable, str(TESTS / "engines" / "misbehaving_engine.py"), mode, *args]
 
 
 class Page:
@@ -171,6 +172,108 @@ async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener
     assert after["moves"] == before["moves"] and after["fen"] == before["fen"]
     await page.send(op="move", column=9)
     assert "column must be a whole number from 1 to 7" in await page.error()
+
+
+@pytest.mark.parametrize("deep", ["[" * 30_000 + "]" * 30_000,
+                                  '{"op": "set", "text": ' + "[" * 30_000 + "]" * 30_000 + "}"],
+                         ids=["array", "inside-a-request"])
+def test_a_request_nested_thousands_deep_gets_an_error_and_changes_nothing(deep: str) -> None:
+    """Python's JSON reader raised RecursionError, which ended the session and its engine."""
+    async def body(opener: Opener) -> None:
+        page = await opener()
+        before = await page.ready()
+        await page.send(op="move", column=4)
+        before = await page.state_where(lambda s: len(s["moves"]) == 2)
+        seen = len(page.messages)
+        await page.ws.send_str(deep)
+        assert "nested a few levels at most" in await page.error()
+        await page.ws.send_bytes(b'{"op": "new"}')
+        assert "sent as text" in await page.error()
+        await page.send(op="settings", movetime=200)
+        after = await page.state_where(lambda s: s["movetime"] == 200)
+        assert after["moves"] == before["moves"] and after["engine"] == before["engine"]
+        assert all(m["engine"] == before["engine"] for m in page.messages[seen:] if m["type"] == "state")
+    with_pages(body)()
+
+
+class WatchedQueue(asyncio.Queue):  # type: ignore[type-arg]
+    """A session's event queue that remembers the most events it ever held."""
+
+    most = 0
+
+    def put_nowait(self, item: Any) -> None:
+        super().put_nowait(item)
+        WatchedQueue.most = max(WatchedQueue.most, self.qsize())
+
+
+class WatchedSession(Session):
+    """The server's sessions, kept for the test to look into, with watched queues."""
+
+    made: list[Session] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.events = WatchedQueue()
+        WatchedSession.made.append(self)
+
+
+@pytest.fixture
+def watched(monkeypatch: pytest.MonkeyPatch) -> type[WatchedSession]:
+    monkeypatch.setattr(server_module, "Session", WatchedSession)
+    monkeypatch.setattr(WatchedSession, "made", [])
+    monkeypatch.setattr(WatchedQueue, "most", 0)
+    return WatchedSession
+
+
+async def flood(page: Page, count: int) -> None:
+    """``count`` requests, each answered by a state of some 600 bytes the page does not read."""
+    request = '{"op": "settings", "movetime": 500}'
+    for _ in range(count):
+        await page.ws.send_str(request)
+
+
+def test_a_page_that_does_not_read_waits_in_a_bounded_queue(watched: type[WatchedSession]) -> None:
+    """The page sends without reading, so the session soon waits on its connection:
+    the queue held every request (56 MB per 200,000); now past the bound they are
+    refused, and the page hears how many once it reads."""
+    async def body(opener: Opener) -> None:
+        page = await opener()
+        await page.ready()
+        await flood(page, 20_000)
+        refused = await page.until(lambda m: m["type"] == "error" and "refused unread" in m["message"])
+        assert f"at most {session_module.MAX_WAITING_REQUESTS} may wait" in refused["message"]
+        assert WatchedQueue.most <= session_module.MAX_WAITING_REQUESTS + 8  # and a few engine lines
+        await page.send(op="settings", movetime=300)
+        await page.state_where(lambda s: s["movetime"] == 300)
+    with_pages(body)()
+
+
+def test_a_page_that_leaves_drops_its_waiting_requests(
+        watched: type[WatchedSession], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no bound on the queue, a page that floods and leaves: its session and
+    engine end at once, not after the backlog is worked off (19.6 s for 100,000;
+    2.9 s for 20,000 here)."""
+    backlog = 50_000
+    monkeypatch.setattr(session_module, "MAX_WAITING_REQUESTS", backlog)
+
+    async def body(opener: Opener) -> None:
+        page = await opener()
+        await page.ready()
+        (session,) = watched.made
+        assert session.engine is not None
+        engine_pid = session.engine.process.pid
+        await flood(page, backlog)
+        for _ in range(200):  # until the server has read most of them
+            if session.waiting_requests > backlog // 2:
+                break
+            await asyncio.sleep(0.05)
+        assert session.waiting_requests > backlog // 2, "no backlog built up"
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        await page.ws.close()
+        assert await asyncio.to_thread(ended_within, engine_pid, 20.0)
+        assert loop.time() - began < 2.0
+    with_pages(body)()
 
 
 @with_pages
@@ -315,7 +418,7 @@ async def test_an_engine_that_cannot_start(opener: Opener) -> None:
 async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> None:
     """Any engine that speaks the protocol: here the referee tests' simple engine, which
     answers in drops once told the variant is cfour."""
-    page = await opener([sys.executable, str(TESTS / "simple_engine.py")])
+    page = await opener([sys.executable, str(TESTS / "engines" / "simple_engine.py")])
     ready = await page.ready()
     assert ready["engine"]["name"] == "simple"
     await page.send(op="move", column=4)

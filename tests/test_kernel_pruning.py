@@ -20,7 +20,7 @@ import pytest
 
 from c4engine.kernel import jit, layout, negamax, resolve, solve, table
 from c4engine.rules.bits import CELLS, WIDTH, mirror
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
 from c4engine.search.searcher import Searcher
@@ -32,23 +32,23 @@ SEED = 20261122
 ORACLE = bitbully.BitBully("12-ply-dist")
 
 
-def true_score(pos: Position) -> int:
+def true_score(pos: Board) -> int:
     """bitbully's exact score of ``pos`` (Pons' convention, side to move)."""
     return int(ORACLE.mtdf(bitbully.Board(list(pos.history))))
 
 
-def random_positions(rng: random.Random, stones: int) -> Iterator[Position]:
+def random_positions(rng: random.Random, stones: int) -> Iterator[Board]:
     """Positions after ``stones`` random moves, the game not over and the side to move
     unable to win at once (the kernel's precondition)."""
     while True:
-        pos = Position()
+        pos = Board()
         while pos.stones < stones and not pos.is_over():
             pos = pos.play(rng.choice(pos.legal_moves()))
         if pos.stones == stones and not pos.is_over() and not pos.can_win_now():
             yield pos
 
 
-def resolved(searcher: Searcher, pos: Position) -> tuple[int, ...]:
+def resolved(searcher: Searcher, pos: Board) -> tuple[int, ...]:
     """The kernel's static resolution of ``pos`` with an open window."""
     return tuple(int(x) for x in resolve.resolve(pos.current, pos.mask, pos.stones, -layout.INFINITE,
                                                 layout.INFINITE, searcher.mem))

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from engine_process import EngineProcess, bestmoves, errors, infos, start_engine
 
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.scores import MATE, to_internal
 from c4engine.search.levels import ELO_AT_LEVEL, MAX_ELO, MIN_ELO, Strength, level_for_elo, move_value
 from c4engine.search.limits import Limits
@@ -23,13 +23,13 @@ EASY_WINS = 100
 MIN_MISSED = 15  # measured: 113 missed of 300, so 15 of 100 is a 1-in-10^6 fluke
 
 
-def one_win_positions(count: int, seed: int = 11) -> list[Position]:
+def one_win_positions(count: int, seed: int = 11) -> list[Board]:
     """Positions from seeded random games where the side to move has exactly one
     column that wins at once."""
     rng = random.Random(seed)
-    found: list[Position] = []
+    found: list[Board] = []
     while len(found) < count:
-        pos = Position()
+        pos = Board()
         while not pos.is_over():
             wins = [col for col in pos.legal_moves() if pos.is_winning_move(col)]
             if len(wins) == 1:
@@ -39,7 +39,7 @@ def one_win_positions(count: int, seed: int = 11) -> list[Position]:
     return found
 
 
-def digits(pos: Position) -> str:
+def digits(pos: Board) -> str:
     return "".join(str(col + 1) for col in pos.history)
 
 
@@ -58,7 +58,7 @@ def reset(engine: EngineProcess) -> None:
     assert engine.sync() == []
 
 
-def missed_wins(engine: EngineProcess, positions: list[Position]) -> int:
+def missed_wins(engine: EngineProcess, positions: list[Board]) -> int:
     """How many of ``positions`` the engine answers with a move that does not win at once."""
     missed = 0
     for pos in positions:

@@ -27,7 +27,7 @@ from c4engine.referee.workers import run_match
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"
+SIMPLE = f"{sys.executable} {TESTS / 'engines' / 'simple_engine.py'}"
 SIMPLE_LAST = f"{SIMPLE} last"
 REAL = f"{sys.executable} -m c4engine"
 # The last two moves of this game go into column 4, which alone has room left,
@@ -36,7 +36,7 @@ DRAWN_OPENING = "5471256622612712662157437715763153533344"
 
 
 def misbehaving(mode: str, arg: str = "") -> str:
-    return f"{sys.executable} {TESTS / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
+    return f"{sys.executable} {TESTS / 'engines' / 'misbehaving_engine.py'} {mode} {arg}".rstrip()
 
 
 def config(first: str, second: str, **changes) -> MatchConfig:

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from c4engine.rules.board import Position, RulesError
+from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import (
     START_FEN, format_line, parse_digits, parse_fen, parse_move, play_moves, to_fen,
 )
@@ -24,18 +24,18 @@ CUTECHESS_START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w
 DRAWN_GAME = "547125662261271266215743771576315353334444"
 
 
-def random_game_positions(rng: random.Random, games: int) -> list[Position]:
+def random_game_positions(rng: random.Random, games: int) -> list[Board]:
     """Every position, start included, of ``games`` random games that is not over."""
     out = []
     for _ in range(games):
-        pos = Position()
+        pos = Board()
         while not pos.is_over():
             out.append(pos)
             pos = pos.play(rng.choice(pos.legal_moves()))
     return out
 
 
-def digits_of(pos: Position) -> str:
+def digits_of(pos: Board) -> str:
     return "".join(str(col + 1) for col in pos.history)
 
 
@@ -45,43 +45,43 @@ def with_hand(board: str, side: str, first: int, second: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def positions() -> list[Position]:
+def positions() -> list[Board]:
     return random_game_positions(random.Random(SEED), 60)
 
 
 # ---------------------------------------------------------------- round trips
 
-def test_digit_strings_round_trip(positions: list[Position]) -> None:
+def test_digit_strings_round_trip(positions: list[Board]) -> None:
     """A game as digits replays to the same position, and is written back the same."""
     for pos in positions:
         digits = digits_of(pos)
         again = parse_digits(digits)
         assert (again.current, again.mask) == (pos.current, pos.mask), digits
-        assert "".join(format_line(Position(), list(pos.history), drops=False)) == digits
+        assert "".join(format_line(Board(), list(pos.history), drops=False)) == digits
 
 
-def test_drops_round_trip(positions: list[Position]) -> None:
+def test_drops_round_trip(positions: list[Board]) -> None:
     """A game written as cutechess drops replays to the same position."""
     for pos in positions:
-        drops = format_line(Position(), list(pos.history), drops=True)
-        again = play_moves(Position(), drops)
+        drops = format_line(Board(), list(pos.history), drops=True)
+        again = play_moves(Board(), drops)
         assert (again.current, again.mask) == (pos.current, pos.mask), drops
 
 
 def test_drops_name_the_landing_cell() -> None:
     """The rank of a drop is the row the stone lands on, counted from 1 at the bottom."""
-    assert format_line(Position(), [3, 3, 4, 2, 3], drops=True) == [
+    assert format_line(Board(), [3, 3, 4, 2, 3], drops=True) == [
         "P@d1", "P@d2", "P@e1", "P@c1", "P@d3"]
-    assert play_moves(Position(), ["P@d1", "P@d2"]) == parse_digits("44")
+    assert play_moves(Board(), ["P@d1", "P@d2"]) == parse_digits("44")
 
 
 def test_digits_and_drops_mix() -> None:
     """A move list may mix digit strings and drops, as the protocol's ``moves`` may."""
-    mixed = play_moves(Position(), ["44", "P@e1", "3"])
+    mixed = play_moves(Board(), ["44", "P@e1", "3"])
     assert mixed == parse_digits("4453")
 
 
-def test_fen_round_trips(positions: list[Position]) -> None:
+def test_fen_round_trips(positions: list[Board]) -> None:
     """Every non-final position of random games survives to_fen and parse_fen."""
     assert len(positions) > 500
     for pos in positions:
@@ -95,7 +95,7 @@ def test_cutechess_start_fen() -> None:
     assert START_FEN == CUTECHESS_START_FEN
     start = parse_fen(CUTECHESS_START_FEN)
     assert (start.current, start.mask) == (0, 0)
-    assert to_fen(Position()) == CUTECHESS_START_FEN
+    assert to_fen(Board()) == CUTECHESS_START_FEN
 
 
 def test_fen_of_a_worked_position() -> None:
@@ -103,13 +103,13 @@ def test_fen_of_a_worked_position() -> None:
     expected = "7/7/7/7/3p3/2pPP2[" + "P" * 19 + "p" * 19 + "] w - - 0 3"
     pos = parse_digits("4453")
     assert to_fen(pos) == expected
-    assert parse_fen(expected) == Position(pos.current, pos.mask)
+    assert parse_fen(expected) == Board(pos.current, pos.mask)
 
 
 def test_fen_without_a_hand_is_read() -> None:
     """The stones in hand are optional; without them only the board decides."""
     pos = parse_digits("4453")
-    assert parse_fen("7/7/7/7/3p3/2pPP2 w") == Position(pos.current, pos.mask)
+    assert parse_fen("7/7/7/7/3p3/2pPP2 w") == Board(pos.current, pos.mask)
 
 
 # ---------------------------------------------------------------- FEN refusals
@@ -198,7 +198,7 @@ def test_fen_with_the_wrong_side_to_move(fen: str, expected: str) -> None:
 ], ids=["lowercase", "wrong rank", "file h", "uppercase file", "rank 7", "rank 0"])
 def test_drop_refusals(token: str, message: str) -> None:
     with pytest.raises(RulesError, match=f"move '{token}': {message}"):
-        parse_move(token, Position())
+        parse_move(token, Board())
 
 
 def test_drop_onto_a_cell_above_the_landing_one() -> None:
@@ -224,7 +224,7 @@ def test_digits_out_of_range(digits: str) -> None:
 def test_play_moves_names_the_refused_move() -> None:
     """A legal-looking digit into a full column is refused with the move named."""
     with pytest.raises(RulesError, match="move '1': column 1 is full"):
-        play_moves(Position(), ["1111111"])
+        play_moves(Board(), ["1111111"])
 
 
 def test_superscript_digit_is_a_rules_error() -> None:

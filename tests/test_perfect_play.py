@@ -1,4 +1,4 @@
-"""Issue 4: c4engine against a perfect opponent (tests/perfect_engine.py, bitbully inside).
+"""Issue 4: c4engine against a perfect opponent (tests/engines/perfect_engine.py, bitbully inside).
 
 The fast tests check the opponent itself: that it speaks the protocol and that
 its moves are the perfect ones (best exact score, centre first among equals),
@@ -42,7 +42,7 @@ from c4engine.referee.workers import run_match
 from c4engine.rules.notation import parse_digits
 
 TESTS = Path(__file__).resolve().parent
-PERFECT = f"{sys.executable} {TESTS / 'perfect_engine.py'}"
+PERFECT = f"{sys.executable} {TESTS / 'engines' / 'perfect_engine.py'}"
 C4ENGINE = f"{sys.executable} -m c4engine"
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 # The perfect engine takes up to about 0.5 s on the hardest positions (the first
@@ -54,10 +54,8 @@ _ELAPSED = re.compile(r"(\d+\.\d+)s$")
 
 
 def _perfect_module() -> ModuleType:
-    """tests/perfect_engine.py as a module (it needs bitbully: skip without it)."""
+    """tests/engines/perfect_engine.py as a module (it needs bitbully: skip without it)."""
     pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
-    if str(TESTS) not in sys.path:
-        sys.path.insert(0, str(TESTS))
     return importlib.import_module("perfect_engine")
 
 
@@ -182,7 +180,7 @@ def test_choices_are_the_best_scores_centre_first() -> None:
     perfect = _perfect_module()
     player = perfect.PerfectPlayer()
     for position in read_positions(builtin_positions())[:60]:
-        board = perfect.to_board(parse_digits(position.moves))
+        board = perfect.to_bitbully(parse_digits(position.moves))
         choice = player.choose(board)
         best = max(s for s in position.scores if s is not None)
         centre_best = next(c for c in CENTRE_FIRST if position.scores[c] == best)
@@ -193,7 +191,7 @@ def test_seed_spreads_ties_over_the_best_columns() -> None:
     perfect = _perfect_module()
     player = perfect.PerfectPlayer()
     player.reseed(3)
-    board = perfect.to_board(parse_digits("4623232231713"))  # columns 1, 3 and 7 score -2
+    board = perfect.to_bitbully(parse_digits("4623232231713"))  # columns 1, 3 and 7 score -2
     picks = {player.choose(board).col for _ in range(30)}
     assert picks == {0, 2, 6}
 
@@ -215,7 +213,7 @@ def test_handshake_and_perfect_go() -> None:
             pos = client.position([int(d) for d in digits])
             reply = client.go(GoParams(movetime=1000), timeout=5.0)
             col = engine_move(reply.bestmove, pos, drops=True)
-            scores = oracle.score_all_moves(perfect.to_board(pos))
+            scores = oracle.score_all_moves(perfect.to_bitbully(pos))
             assert scores[col] == max(scores.values()), (digits, reply.bestmove, scores)
             mate = perfect.mate_distance(scores[col], pos.stones)
             assert reply.info["score"] == (Score("cp", 0) if mate is None else Score("mate", mate))
@@ -241,7 +239,7 @@ def test_c4engine_wins_as_first_player_against_perfect_play(tmp_path: Path) -> N
 
 @click.group()
 def cli() -> None:
-    """Issue 4 measurements: c4engine against tests/perfect_engine.py."""
+    """Issue 4 measurements: c4engine against tests/engines/perfect_engine.py."""
 
 
 @cli.command()

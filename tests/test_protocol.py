@@ -278,7 +278,7 @@ PROVEN = [  # lines of Pons' Test_L3_R1: moves and exact score
 @pytest.mark.parametrize(("moves", "pons"), PROVEN)
 def test_proven_result_gives_the_exact_mate_distance(engine: EngineProcess, moves: str, pons: int) -> None:
     """A plain ``go`` searches until solved: the last score is ``mate N`` with N from the
-    DESIGN.md formula at a depth of every empty cell, every mate score on the way is that
+    docs/design.md formula at a depth of every empty cell, every mate score on the way is that
     same N, and the bestmove is the solved pv's first move."""
     expected = mate_from_pons(pons, len(moves))
     engine.send(f"position startpos moves {moves}")

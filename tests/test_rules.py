@@ -16,7 +16,7 @@ import pytest
 
 from c4engine.kernel import jit as jitbits
 from c4engine.rules import bits
-from c4engine.rules.board import Position, RulesError
+from c4engine.rules.board import Board, RulesError
 
 SEED = 20240611
 WIDTH, HEIGHT = 7, 6
@@ -108,14 +108,14 @@ def naive_winning_cells(owners: list[tuple[int, ...]], player: int) -> set[Cell]
 
 def random_game(rng: random.Random) -> tuple[int, ...]:
     """The moves of a random game played to its end."""
-    pos = Position()
+    pos = Board()
     while not pos.is_over():
         pos = pos.play(rng.choice(pos.legal_moves()))
     return pos.history
 
 
-def play(digits: str) -> Position:
-    return Position().play_all([int(d) - 1 for d in digits])
+def play(digits: str) -> Board:
+    return Board().play_all([int(d) - 1 for d in digits])
 
 
 # ---------------------------------------------------------------- single fours
@@ -208,7 +208,7 @@ def test_fours_in_games(digits: str, winner_cells: list[Cell]) -> None:
 def test_full_board_draw() -> None:
     """42 moves with no four: the game is over, nobody won, nothing is legal."""
     moves = [int(d) - 1 for d in DRAWN_GAME]
-    pos = Position()
+    pos = Board()
     for col in moves:
         assert not pos.is_over()
         pos = pos.play(col)
@@ -229,13 +229,13 @@ def test_legal_moves_and_full_columns() -> None:
     assert pos.legal_moves() == [0, 1, 2, 4, 5, 6]
     with pytest.raises(RulesError, match=r"column 4 is full"):
         pos.play(3)
-    assert Position().legal_moves() == list(range(WIDTH))
+    assert Board().legal_moves() == list(range(WIDTH))
 
 
 @pytest.mark.parametrize("col, shown", [(-1, "column 0"), (7, "column 8"), (100, "column 101")])
 def test_columns_off_the_board_are_refused(col: int, shown: str) -> None:
     with pytest.raises(RulesError, match=f"{shown} is not on the board"):
-        Position().play(col)
+        Board().play(col)
 
 
 @pytest.mark.parametrize("col", range(WIDTH))
@@ -248,12 +248,12 @@ def test_moves_after_a_win_are_refused(col: int) -> None:
 
 # ---------------------------------------------------------------- against the naive grid
 
-def random_positions(count_games: int) -> Iterator[tuple[Position, tuple[int, ...]]]:
+def random_positions(count_games: int) -> Iterator[tuple[Board, tuple[int, ...]]]:
     """Every position of ``count_games`` random games, with its move list."""
     rng = random.Random(SEED)
     for _ in range(count_games):
         game = random_game(rng)
-        pos = Position()
+        pos = Board()
         yield pos, ()
         for i, col in enumerate(game):
             pos = pos.play(col)

@@ -21,7 +21,7 @@ from timing import best_of, search_stop_latency_ms
 
 from c4engine.kernel import jit, solve
 from c4engine.kernel.book import BookUnavailableError, OpeningBook
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import mate_distance
 from c4engine.search.limits import Limits
@@ -54,24 +54,24 @@ def searcher(warm_searcher: Searcher) -> Searcher:
     return warm_searcher
 
 
-def random_positions(rng: random.Random, games: int) -> Iterator[Position]:
+def random_positions(rng: random.Random, games: int) -> Iterator[Board]:
     """Every position of ``games`` random games where the game is not over."""
     for _ in range(games):
-        pos = Position()
+        pos = Board()
         while not pos.is_over():
             yield pos
             pos = pos.play(rng.choice(pos.legal_moves()))
 
 
-def digits(pos: Position) -> str:
+def digits(pos: Board) -> str:
     return "".join(str(col + 1) for col in pos.history)
 
 
-def winning_cols(pos: Position) -> list[int]:
+def winning_cols(pos: Board) -> list[int]:
     return [col for col in pos.legal_moves() if pos.is_winning_move(col)]
 
 
-def exact_move_value(searcher: Searcher, pos: Position, col: int) -> int:
+def exact_move_value(searcher: Searcher, pos: Board, col: int) -> int:
     """Pons score, for the mover, of playing ``col``: from the rules and the solver."""
     if pos.is_winning_move(col):
         return (CELLS + 1 - pos.stones) // 2
@@ -112,12 +112,12 @@ def test_an_immediate_win_is_played(searcher: Searcher, limits: Limits) -> None:
         assert result.move in winning_cols(pos), digits(pos)
 
 
-def forced_block(pos: Position) -> int | None:
+def forced_block(pos: Board) -> int | None:
     """The one column that stops the opponent's only immediate win, when the side to
     move cannot win itself and blocking does not give the opponent the cell above."""
     if winning_cols(pos):
         return None
-    opponent_to_move = Position(pos.opponent, pos.mask)
+    opponent_to_move = Board(pos.opponent, pos.mask)
     threats = [col for col in pos.legal_moves() if opponent_to_move.is_winning_move(col)]
     if len(threats) != 1 or winning_cols(pos.play(threats[0])):
         return None
@@ -175,7 +175,7 @@ def test_stop_fired_before_the_search(searcher: Searcher) -> None:
         stop = StopSignal()
         stop.fire()
         started = time.perf_counter()
-        result = searcher.search(Position(), Limits(), stop=stop)
+        result = searcher.search(Board(), Limits(), stop=stop)
         assert result.move in range(WIDTH)
         return (time.perf_counter() - started) * 1000
 
@@ -186,7 +186,7 @@ def test_stop_signal_does_not_leak_into_the_next_search(searcher: Searcher) -> N
     """After a stopped search the next one, with its own signal, runs normally."""
     stop = StopSignal()
     stop.fire()
-    searcher.search(Position(), Limits(), stop=stop)
+    searcher.search(Board(), Limits(), stop=stop)
     result = searcher.search(parse_digits("4453"), Limits(depth=4))
     assert result.report is not None and result.report.depth == 4
 
@@ -196,7 +196,7 @@ def test_hard_deadline(searcher: Searcher) -> None:
     deadline, and within 150 ms after it (best of a few tries)."""
     def elapsed_ms() -> float:
         started = time.perf_counter()
-        result = searcher.search(Position(), Limits(hard_ms=200))
+        result = searcher.search(Board(), Limits(hard_ms=200))
         elapsed = (time.perf_counter() - started) * 1000
         assert elapsed >= 190, "stopped before the deadline"
         assert result.move in range(WIDTH)
@@ -330,7 +330,7 @@ def naive_perft(columns: tuple[str, ...], depth: int) -> int:
     return total
 
 
-def columns_of(pos: Position) -> tuple[str, ...]:
+def columns_of(pos: Board) -> tuple[str, ...]:
     return tuple("".join("XO"[pos.cell(col, row) - 1] for row in range(pos.column_height(col)))
                  for col in range(WIDTH))
 

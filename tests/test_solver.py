@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.search.searcher import Searcher
 
@@ -105,12 +105,12 @@ class PlainMinimax:
         return best
 
 
-def late_position(rng: random.Random, empty: int) -> Position:
+def late_position(rng: random.Random, empty: int) -> Board:
     """A position with ``empty`` empty cells, the game not over, reached by random
     moves that, where they can, neither win at once nor hand the opponent a win:
     that keeps games alive long enough and leaves tactics to solve."""
     while True:
-        pos = Position()
+        pos = Board()
         while pos.stones < CELLS - empty and not pos.is_over():
             moves = pos.legal_moves()
             quiet = [col for col in moves if not pos.is_winning_move(col)
@@ -125,7 +125,7 @@ def columns(digits: str) -> tuple[int, ...]:
     return tuple(int(d) - 1 for d in digits)
 
 
-def can_win_at_once(pos: Position) -> bool:
+def can_win_at_once(pos: Board) -> bool:
     return any(pos.is_winning_move(col) for col in pos.legal_moves())
 
 

@@ -12,14 +12,15 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
+from c4engine.referee.cli import strength_command
 from c4engine.referee.strength import (
     PHASES, TestPosition, builtin_positions, judge, parse_position_line, phase_of, read_positions,
-    report_lines, strength_command, tally_by_phase,
+    report_lines, tally_by_phase,
 )
 
 TESTS = Path(__file__).resolve().parent
 PONS = TESTS.parents[1] / "shared" / "data" / "pons"
-SIMPLE = f"{sys.executable} {TESTS / 'simple_engine.py'}"  # plays the first free column
+SIMPLE = f"{sys.executable} {TESTS / 'engines' / 'simple_engine.py'}"  # plays the first free column
 
 START = TestPosition("", (-2, -1, 0, 1, 0, -1, -2))  # won: only the centre keeps the win
 DRAWN = TestPosition("4", (-3, -2, 0, 0, 0, -2, -3))  # scores made up for the judging tests
@@ -133,7 +134,7 @@ def test_builtin_set_covers_every_phase() -> None:
     for position in positions:
         counts[phase_of(position.stones).name] += 1
         assert len({s for s in position.scores if s is not None}) > 1, position.moves
-    extra = 200  # 12-16 stones, appended after the main set (tests/make_strength_positions.py)
+    extra = 200  # 12-16 stones, appended after the main set (tools/make_strength_positions.py)
     assert counts == {phase.name: 100 + (extra if phase.name == "9-16" else 0) for phase in PHASES}
     assert all(12 <= p.stones <= 16 for p in positions[-extra:])
     first = [phase_of(p.stones).name for p in positions[:len(PHASES)]]
@@ -192,7 +193,7 @@ def test_each_position_is_sent_once_on_a_fresh_table(tmp_path: Path) -> None:
     the game's moves (in drops, the variant it offered), one ``go`` at the movetime."""
     path = write_positions(tmp_path, [START, SLOW_WIN, LOST])
     received = tmp_path / "received.txt"
-    engine = shlex.join([sys.executable, str(TESTS / "recording_engine.py"), str(received)])
+    engine = shlex.join([sys.executable, str(TESTS / "engines" / "recording_engine.py"), str(received)])
     result = CliRunner().invoke(strength_command, [
         "--positions", str(path), "--engine", engine, "--movetime", "10"])
     assert result.exit_code == 1, result.output  # column 1 in SLOW_WIN is fine, at the start not

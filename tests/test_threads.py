@@ -25,7 +25,7 @@ from timing import search_stop_latency_ms
 
 from c4engine.kernel import jit, layout, negamax, table
 from c4engine.protocol.options import find_spec
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, forget_pages
@@ -151,7 +151,7 @@ def test_a_helper_finishing_first_gives_the_answer(two: Searcher) -> None:
 def test_a_node_limit_counts_every_thread(two: Searcher) -> None:
     for limit in (1, 500, 20_000):
         two.clear()
-        result = two.search(Position(), Limits(nodes=limit))
+        result = two.search(Board(), Limits(nodes=limit))
         assert result.move in range(7)
         assert result.nodes <= limit + 2 * 7  # as with one thread: a few nodes past it, per thread
 
@@ -230,7 +230,7 @@ def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:
     assert not np.any(busy)
     stop = StopSignal()
     threading.Timer(0.2, stop.fire).start()
-    searcher.solve(Position(), stop=stop)
+    searcher.solve(Board(), stop=stop)
     assert stop.fired and not np.any(busy)
 
 
@@ -239,7 +239,7 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     board, while the main thread probes 0 (is the first player winning?), the helper
     probes 1; after that, a probe under way is shared."""
     main = Searcher(hash_mb=1, threads=2).threads[0]
-    probes = SharedProbes(Position())
+    probes = SharedProbes(Board())
     assert probes._free_point() == 0
     probes.probing[main] = 0
     assert probes._free_point() == 1
@@ -280,7 +280,7 @@ def test_a_failed_resize_changes_nothing(one: Searcher, monkeypatch: pytest.Monk
 
     def refuse(words: int) -> np.ndarray:
         raise MemoryError("refused")
-    monkeypatch.setattr("c4engine.search.allocate_zeros", refuse)
+    monkeypatch.setattr("c4engine.search.searcher.allocate_zeros", refuse)
     with pytest.raises(MemoryError):
         one.resize(8192)
     with pytest.raises(MemoryError):

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from c4engine.rules.board import Position
+from c4engine.rules.board import Board
 from c4engine.search.limits import Limits
 from c4engine.search.pool import StopSignal
 from c4engine.search.report import Result
@@ -31,7 +31,7 @@ def search_stop_latency_ms(searcher: Searcher) -> tuple[float, Result]:
     stop, results, returned = StopSignal(), [], []
 
     def run() -> None:
-        results.append(searcher.search(Position(), Limits(), stop=stop))
+        results.append(searcher.search(Board(), Limits(), stop=stop))
         returned.append(time.perf_counter())
 
     thread = threading.Thread(target=run)

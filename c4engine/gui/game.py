@@ -13,7 +13,7 @@ from typing import Any
 
 from ..engine import position_command
 from ..rules.bits import HEIGHT, WIDTH
-from ..rules.board import Position
+from ..rules.board import Board
 from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
@@ -24,13 +24,13 @@ class Game:
     """A game from ``base`` (the start, or a position set from a FEN) through ``moves``;
     ``undone`` holds the moves taken back, the next one to redo last."""
 
-    base: Position = field(default_factory=Position)
+    base: Board = field(default_factory=Board)
     moves: list[int] = field(default_factory=list)
     undone: list[int] = field(default_factory=list)
     from_start: bool = True
 
     @property
-    def position(self) -> Position:
+    def position(self) -> Board:
         return self.base.play_all(self.moves)
 
     def play(self, col: int) -> None:
@@ -52,7 +52,7 @@ class Game:
         text = text.strip()
         if text == "" or is_digit_string(text):
             played = parse_digits(text)
-            self.base, self.moves, self.from_start = Position(), list(played.history), True
+            self.base, self.moves, self.from_start = Board(), list(played.history), True
         else:
             self.base, self.moves, self.from_start = parse_fen(text), [], False
         self.undone.clear()
@@ -92,7 +92,7 @@ class Game:
         }
 
 
-def winning_four(pos: Position) -> list[list[int]]:
+def winning_four(pos: Board) -> list[list[int]]:
     """The cells ``[column, row]`` (1-based, row 1 at the bottom) of every four the
     last mover has, empty when nobody won."""
     if not pos.last_mover_won():

@@ -15,7 +15,6 @@ process; closing the page, or stopping the server, ends them.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,16 +66,11 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     request.app[SESSIONS].add(ws)
     try:
         async for message in ws:
-            if message.type != WSMsgType.TEXT:
-                continue
-            try:
-                data = json.loads(message.data)
-            except ValueError:
-                data = None
-            session.events.put_nowait(("request", data))
+            if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                session.submit(message.data)
     finally:
         request.app[SESSIONS].discard(ws)
-        session.events.put_nowait(("closed",))
+        session.close()
         await runner
     return ws
 

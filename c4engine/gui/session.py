@@ -17,11 +17,19 @@ for a position that has since changed has its answer ignored.
 An engine that dies, or that does not answer within its time plus a grace
 period, is reported to the page, which offers a restart; the game lives
 here, not in the engine, so nothing is lost.
+
+A page that sends faster than the session answers (it would have to stop
+reading, for the session waits on the page's connection) finds at most
+:data:`MAX_WAITING_REQUESTS` requests waiting; the ones past that are refused
+unread, and the page is told how many once the session catches up.  When the
+page goes, the requests still waiting are dropped and the session and its
+engine end after the event in hand, not after a backlog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import time
 import traceback
@@ -46,6 +54,8 @@ HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
 HANG_GRACE = SEARCH_GRACE  # seconds past its time (or past a stop) before an engine counts as hung
 TICK = 0.25
 MAX_TEXT = 300
+MAX_WAITING_REQUESTS = 64
+NOT_A_REQUEST = "a request must be a JSON object with an 'op'"
 
 
 class RequestError(ValueError):
@@ -71,6 +81,9 @@ class Session:
         self.argv = list(argv)
         self._send = send
         self.events: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.waiting_requests = 0  # of the events, the page's requests
+        self.refused_requests = 0  # since the page was last told
+        self.closed = False
         self.game = Game()
         self.version = 0
         self.mode, self.level, self.movetime, self.analysis = "first", 20, 1000, False
@@ -92,6 +105,21 @@ class Session:
         }
 
     # -- the actor --------------------------------------------------------
+    def submit(self, request: str | bytes) -> None:
+        """Queue a page's request (a WebSocket message) for the actor, or refuse it
+        unread when :data:`MAX_WAITING_REQUESTS` are waiting already."""
+        if self.waiting_requests >= MAX_WAITING_REQUESTS:
+            self.refused_requests += 1
+            return
+        self.waiting_requests += 1
+        self.events.put_nowait(("request", request))
+
+    def close(self) -> None:
+        """The page is gone: the actor ends after the event in hand, and what was
+        still waiting is dropped with the session."""
+        self.closed = True
+        self.events.put_nowait(("closed",))
+
     async def run(self) -> None:
         """Handle events until the page goes away; the engine goes with it."""
         await self.restart_engine()
@@ -102,7 +130,7 @@ class Session:
                     event = await asyncio.wait_for(self.events.get(), TICK)
                 except asyncio.TimeoutError:
                     event = ("tick",)
-                if event[0] == "closed":
+                if self.closed:
                     return
                 await self.handle(event)
                 await self.check_hang()  # also while lines keep coming without a bestmove
@@ -112,7 +140,9 @@ class Session:
     async def handle(self, event: tuple[Any, ...]) -> None:
         try:
             if event[0] == "request":
+                self.waiting_requests -= 1
                 await self.on_request(event[1])
+                await self.tell_refused()
             elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
                 self.lines_handled, self.line_arrived = self.lines_handled + 1, event[3]
                 await self.on_engine_line(event[2])
@@ -126,13 +156,22 @@ class Session:
         except (ConnectionError, RuntimeError):
             pass  # the page is gone; the "closed" event ends the session
 
+    async def tell_refused(self) -> None:
+        if self.refused_requests:
+            count, self.refused_requests = self.refused_requests, 0
+            await self.send({"type": "error", "message": (
+                f"{count} request(s) refused unread: at most {MAX_WAITING_REQUESTS} may wait "
+                "for an answer")})
+
     # -- page requests ----------------------------------------------------
-    async def on_request(self, message: Any) -> None:
-        op = message.get("op") if isinstance(message, dict) else None
-        handler = self.requests.get(op) if isinstance(op, str) else None
+    async def on_request(self, request: str | bytes) -> None:
+        op = None
         try:
+            message = read_request(request)
+            op = message.get("op")
+            handler = self.requests.get(op) if isinstance(op, str) else None
             if handler is None:
-                raise RequestError(f"unknown request {op!r}" if op else "a request must be a JSON object with an 'op'")
+                raise RequestError(f"unknown request {op!r}" if op else NOT_A_REQUEST)
             outcome = handler(message)
             if outcome is not None:
                 await outcome
@@ -396,6 +435,23 @@ class Session:
             "last_engine_move": self.last_engine_move,
             "engine": {"status": self.status, "detail": self.detail, "name": self.engine_name},
         })
+
+
+def read_request(request: str | bytes) -> dict[str, Any]:
+    """A page's WebSocket message as a JSON object; RequestError saying why when it is
+    none.  Python's JSON reader recurses, so a message nested thousands of levels
+    deep raises RecursionError, which is refused like any other text."""
+    if not isinstance(request, str):
+        raise RequestError(f"{NOT_A_REQUEST}, sent as text")
+    try:
+        message = json.loads(request)
+    except ValueError:
+        raise RequestError(NOT_A_REQUEST) from None
+    except RecursionError:
+        raise RequestError(f"{NOT_A_REQUEST}, nested a few levels at most") from None
+    if not isinstance(message, dict):
+        raise RequestError(NOT_A_REQUEST)
+    return message
 
 
 def whole_number(message: dict[str, Any], key: str, allowed: range, default: int | None = None) -> int:

@@ -196,7 +196,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         if move == 0:
             continue
         threats = winning_cells(current | move, mask | move)  # the mover's, after the move
-        value, f_current, f_mask, f_stones, flips, f_lo, f_hi = resolve(
+        value, forced_current, forced_mask, forced_stones, flips, forced_low, forced_high = resolve(
             current ^ mask, mask | move, stones + 1, -beta, -alpha, mem, threats)
         if value != UNRESOLVED:
             value = -value
@@ -208,17 +208,17 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col, mirrored)
                     return alpha
             continue
-        if f_stones < ETC_STONES:
+        if forced_stones < ETC_STONES:
             # Enhanced transposition cutoff: the table may already bound this child.
-            f_key, _ = table_key(f_current, f_mask)
-            f_entry = tt_lookup(mem, tt_slot(mem, f_key), f_key)
-            if f_entry != 0 and entry_depth(f_entry) >= min(depth - 1, CELLS - f_stones):
-                f_value, f_flag = entry_value(f_entry), entry_flag(f_entry)
-                if f_flag != UPPER:
-                    f_lo = max(f_lo, f_value)
-                if f_flag != LOWER:
-                    f_hi = min(f_hi, f_value)
-                low, high = (f_lo, f_hi) if flips % 2 == 1 else (-f_hi, -f_lo)
+            forced_key, _ = table_key(forced_current, forced_mask)
+            forced_entry = tt_lookup(mem, tt_slot(mem, forced_key), forced_key)
+            if forced_entry != 0 and entry_depth(forced_entry) >= min(depth - 1, CELLS - forced_stones):
+                entry_score, entry_bound = entry_value(forced_entry), entry_flag(forced_entry)
+                if entry_bound != UPPER:
+                    forced_low = max(forced_low, entry_score)
+                if entry_bound != LOWER:
+                    forced_high = min(forced_high, entry_score)
+                low, high = (forced_low, forced_high) if flips % 2 == 1 else (-forced_high, -forced_low)
                 if low >= alpha:  # this node scores at least what this child does
                     alpha = low
                     proven_low = True
@@ -232,12 +232,12 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         child = base + count * CHILD_WORDS
         mem[child + C_COL] = col
         mem[child + C_SCORE] = move_score(mask, move, col, tt_move, threats, opponent_threats)
-        mem[child + C_CURRENT] = f_current
-        mem[child + C_MASK] = f_mask
-        mem[child + C_STONES] = f_stones
+        mem[child + C_CURRENT] = forced_current
+        mem[child + C_MASK] = forced_mask
+        mem[child + C_STONES] = forced_stones
         mem[child + C_FLIPS] = flips
-        mem[child + C_LO] = f_lo
-        mem[child + C_HI] = f_hi
+        mem[child + C_LO] = forced_low
+        mem[child + C_HI] = forced_high
         count += 1
     if count == 0:
         return alpha
@@ -260,29 +260,30 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         index = mem[base + ORDER + k]
         child = base + index * CHILD_WORDS
         col = mem[child + C_COL]
-        c_current, c_mask, c_stones = mem[child + C_CURRENT], mem[child + C_MASK], mem[child + C_STONES]
-        flips, c_lo, c_hi = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
-        c_ply = ply + 1 + flips
-        c_key = c_current + c_mask
-        busy = busy_slot(mem, ply, c_key)
+        child_current, child_mask = mem[child + C_CURRENT], mem[child + C_MASK]
+        child_stones = mem[child + C_STONES]
+        flips, child_low, child_high = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
+        child_ply = ply + 1 + flips
+        child_key = child_current + child_mask
+        busy = busy_slot(mem, ply, child_key)
         if busy >= 0:
-            if 0 < k < count and mem[busy] == c_key:  # another thread's: search it last
+            if 0 < k < count and mem[busy] == child_key:  # another thread's: search it last
                 mem[base + ORDER + end] = index
                 end += 1
                 continue
-            mem[busy] = c_key
+            mem[busy] = child_key
         # After an odd number of forced moves the child's side to move is this node's
         # again (the move and the flips make an even number).  Principal variation
         # search: every move but the first is proved worse with a null window first.
         sign = 1 if flips % 2 == 1 else -1
-        c_alpha, c_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
-        value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi, c_ply,
-                                   mem)
+        child_alpha, child_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
+        value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha, child_beta,
+                                   child_low, child_high, child_ply, mem)
         if k > 0 and alpha < value < beta and not mem[ABORTED]:
-            c_alpha, c_beta = window_for(sign, alpha, beta)
-            value = sign * search_node(c_current, c_mask, c_stones, depth - 1, c_alpha, c_beta, c_lo, c_hi,
-                                       c_ply, mem)
-        if busy >= 0 and mem[busy] == c_key:
+            child_alpha, child_beta = window_for(sign, alpha, beta)
+            value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha,
+                                       child_beta, child_low, child_high, child_ply, mem)
+        if busy >= 0 and mem[busy] == child_key:
             mem[busy] = 0
         if mem[ABORTED]:
             return 0

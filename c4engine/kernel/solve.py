@@ -89,8 +89,8 @@ def solve(current: int, mask: int, stones: int, weak: bool,
 
     Early positions (fewer than WEAK_FIRST_STONES) are probed at 0 first, as a
     weak solve, and narrowed from there: no four can come early, their scores lie
-    near 0, and then Pons' far probes are wasted (4444: 34.4M -> 27.3M nodes);
-    later, a probe at 0 costs up to four times Pons' order (Test_L1_R1).  The
+    near 0, and then Pons' far probes are wasted; later, a probe at 0 costs more
+    than Pons' order.  The
     result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)

@@ -17,11 +17,11 @@ from ..kernel import solve
 from ..kernel.book import OpeningBook
 from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS, evaluate, side_score, side_terms
 from ..rules.bits import WIDTH
-from ..rules.board import Position
+from ..rules.board import Board
 from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
 from ..search.bench import bench_lines, run_bench
-from ..search.levels import Strength, wanted_strength
+from ..search.levels import FULL_STRENGTH, Strength, level_for_elo
 from ..search.limits import Budget, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
@@ -72,14 +72,14 @@ class Backend:
             self._book = OpeningBook.load_or_empty(lambda message: self.write(f"info string {message}"))
         return self._book
 
-    def limits(self, pos: Position, params: GoParams, timed: bool) -> Limits:
+    def limits(self, pos: Board, params: GoParams, timed: bool) -> Limits:
         """Limits for a ``go``; without ``timed`` (infinite, ponder) no clock applies."""
         budget = self.budget(pos, params) if timed else None
         return Limits(depth=params.depth, nodes=params.nodes, mate=params.mate,
                       soft_ms=budget.soft_ms if budget else None,
                       hard_ms=budget.hard_ms if budget else None)
 
-    def budget(self, pos: Position, params: GoParams) -> Budget | None:
+    def budget(self, pos: Board, params: GoParams) -> Budget | None:
         """Thinking time from ``movetime`` (which wins over a clock) or the side to
         move's clock, if any."""
         overhead = float(self.options.number("Move Overhead"))
@@ -90,7 +90,7 @@ class Backend:
             return None
         return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead)
 
-    def search(self, pos: Position, limits: Limits, stop: StopSignal, drops: bool) -> Result:
+    def search(self, pos: Board, limits: Limits, stop: StopSignal, drops: bool) -> Result:
         """Search and write an ``info`` line per ``MultiPV`` line of every finished
         iteration; below full strength, choose the move as the level does."""
         shown = self.options.number("MultiPV")
@@ -114,7 +114,7 @@ class Backend:
         ordered = (lines[chosen],) + lines[:chosen] + lines[chosen + 1:]
         return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
 
-    def describe_eval(self, pos: Position) -> list[str]:
+    def describe_eval(self, pos: Board) -> list[str]:
         """The evaluation's terms for each side, weighted, and the total."""
         weights = self._weights()
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
@@ -130,7 +130,7 @@ class Backend:
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 
-    def perft(self, pos: Position, depth: int, drops: bool) -> list[str]:
+    def perft(self, pos: Board, depth: int, drops: bool) -> list[str]:
         """Per-move counts and the total, as Stockfish prints them."""
         lines, total = [], 0
         for col in pos.legal_moves():
@@ -146,7 +146,7 @@ class Backend:
         return result
 
 
-def info_line(pos: Position, rep: Report, index: int, drops: bool) -> str:
+def info_line(pos: Board, rep: Report, index: int, drops: bool) -> str:
     """One ``info`` line for line ``index`` (0-based) of a report."""
     line = rep.lines[index]
     elapsed_ms = int(rep.elapsed * 1000)
@@ -172,7 +172,7 @@ def score_text(score: int, stones: int, exact: bool) -> str:
     return text + (" lowerbound" if score > 0 else " upperbound")
 
 
-def bestmove_line(pos: Position, result: Result, drops: bool) -> str:
+def bestmove_line(pos: Board, result: Result, drops: bool) -> str:
     """``bestmove <m> [ponder <m>]``."""
     if result.move is None:
         return "bestmove (none)"
@@ -184,3 +184,11 @@ def bestmove_line(pos: Position, result: Result, drops: bool) -> str:
     return text
 
 
+def wanted_strength(options: Options) -> Strength | None:
+    """The strength the options ask for, or None for full strength.  ``UCI_LimitStrength``
+    with ``UCI_Elo`` wins over ``Skill Level``, as in Stockfish."""
+    if options["UCI_LimitStrength"]:
+        level = level_for_elo(options.number("UCI_Elo"))
+    else:
+        level = float(options.number("Skill Level"))
+    return None if level >= FULL_STRENGTH else Strength(level)

@@ -28,8 +28,8 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
-from .. import __version__
-from ..rules.board import Position, RulesError
+from ..version import __version__
+from ..rules.board import Board, RulesError
 from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
 from .go_params import GoParams, GoParamsError
 from .lines import MAX_LINE_BYTES, bounded_lines
@@ -47,7 +47,7 @@ class CommandError(ValueError):
     """A command the engine refuses; the message says why."""
 
 
-def parse_position(tokens: list[str]) -> tuple[Position, Position]:
+def parse_position(tokens: list[str]) -> tuple[Board, Board]:
     """``position startpos|fen <FEN> [moves ...]``: the set-up position and the one
     after the moves."""
     if not tokens:
@@ -57,7 +57,7 @@ def parse_position(tokens: list[str]) -> tuple[Position, Position]:
     if not head:
         raise CommandError("position: 'moves' must follow 'startpos' or 'fen <FEN>'")
     if head[0] == "startpos" and len(head) == 1:
-        pos = Position()
+        pos = Board()
     elif head[0] == "fen" and len(head) > 1:
         pos = parse_fen(" ".join(head[1:]))
     else:
@@ -119,14 +119,14 @@ class Output:
                 self._changed.wait(STALLED_OUTPUT_S - stalled)
 
 
-class Engine:
+class Server:
     """The protocol's state and its command handlers."""
 
     def __init__(self, out: Output) -> None:
         self.out = out
         self.options = Options()
-        self.base = Position()
-        self.position = Position()
+        self.base = Board()
+        self.position = Board()
         self.drops = False
         self.debug = False
         self.backend: Backend | None = None
@@ -325,9 +325,9 @@ class SearchJob:
     search ends by itself, until ``stop`` (or ``ponderhit`` for ponder), as UCI
     requires."""
 
-    def __init__(self, engine: Engine, backend: Backend, position: Position, params: GoParams) -> None:
+    def __init__(self, server: Server, backend: Backend, position: Board, params: GoParams) -> None:
         from ..search.pool import StopSignal  # the backend is loaded, so this import is free
-        self.engine = engine
+        self.server = server
         self.backend = backend
         self.position = position
         self.params = params
@@ -369,20 +369,20 @@ class SearchJob:
     def _run(self) -> None:
         from .backend import bestmove_line
         timed = not (self.params.infinite or self.params.ponder)
-        drops = self.engine.drops
+        drops = self.server.drops
         try:
             limits = self.backend.limits(self.position, self.params, timed)
-            if self.engine.debug:
-                self.engine.out(f"info string debug {limits}")
+            if self.server.debug:
+                self.server.out(f"info string debug {limits}")
             result = self.backend.search(self.position, limits, self.signal, drops)
             line = bestmove_line(self.position, result, drops)
         except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
-            self.engine.out.error(f"internal error in the search: {exc!r}")
+            self.server.out.error(f"internal error in the search: {exc!r}")
             line = self._fallback_bestmove(drops)
         self.release.wait()
         if self._timer is not None:
             self._timer.cancel()
-        self.engine.out(line)
+        self.server.out(line)
 
     def _fallback_bestmove(self, drops: bool) -> str:
         moves = self.position.legal_moves()
@@ -406,8 +406,8 @@ def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
 class CommandThread:
     """Carries out the commands in order, apart from the thread that reads them."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, server: Server) -> None:
+        self.server = server
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stop_at_end = False
         self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
@@ -418,20 +418,20 @@ class CommandThread:
 
     def finish(self, stop: bool) -> None:
         """No more commands: the last search is stopped (``quit``) or, at the end of
-        input, treated as :meth:`Engine.end_of_input` says."""
+        input, treated as :meth:`Server.end_of_input` says."""
         self._stop_at_end = stop
         self._lines.put(None)
 
     def _run(self) -> None:
         while (line := self._lines.get()) is not None:
-            self.engine.handle(line)
+            self.server.handle(line)
         try:
             if self._stop_at_end:
-                self.engine.finish_search(stop=True)
+                self.server.finish_search(stop=True)
             else:
-                self.engine.end_of_input()
+                self.server.end_of_input()
         except Exception as exc:  # noqa: BLE001 - the process must still exit cleanly
-            self.engine.out.error(f"internal error at exit: {exc!r}")
+            self.server.out.error(f"internal error at exit: {exc!r}")
 
 
 def is_quit(line: str) -> bool:
@@ -446,26 +446,26 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     among them is answered as if stopped at once), but a command that cannot
     be interrupted (``bench``, a table being set up) is not waited for.  At the
     end of input the commands already read are carried out (see
-    :meth:`Engine.end_of_input`).  Either way the output is written out unless
+    :meth:`Server.end_of_input`).  Either way the output is written out unless
     the reader has stopped reading; a reader that is gone ends the process
     quietly with status 0."""
     stream = stdout or sys.stdout
     if hasattr(stream, "reconfigure"):  # echoed input must never fail to encode
         stream.reconfigure(errors="backslashreplace")
     out = Output(stream, on_gone=_exit_quietly)
-    engine = Engine(out)
-    commands = CommandThread(engine)
+    server = Server(out)
+    commands = CommandThread(server)
     quit_read = False
     for line in read_lines(stdin or sys.stdin.buffer, out):
         if is_quit(line):
             quit_read = True
-            engine.interrupt()
+            server.interrupt()
             break
         commands.put(line)
     commands.finish(stop=quit_read)
     while commands.thread.is_alive():
         commands.thread.join(0.05)
-        if quit_read and engine.busy:
+        if quit_read and server.busy:
             break
     out.drain()
     _exit_quietly()

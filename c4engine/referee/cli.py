@@ -8,6 +8,7 @@ the clocks, outside what the SPRT model can compute) is refused at once.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
@@ -16,12 +17,16 @@ from typing import Any
 
 import click
 
-from ..engine import HANDSHAKE_TIMEOUT, EngineError
+from ..engine import HANDSHAKE_TIMEOUT, EngineError, own_engine_argv
 from ..protocol.go_params import MAX_VALUE
-from .cluster import ADDRESS_FORMS, check_address, run_cluster_match
+from .cluster import ADDRESS_FORMS, check_address, run_cluster_match, run_cluster_strength
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings
 from .stats import SprtParams
+from .strength import (
+    BUILTIN_POSITIONS, PHASES, EngineUnderTest, Verdict, builtin_positions, read_positions,
+    report_lines, run_positions, select,
+)
 from .workers import run_match
 
 MAX_SECONDS = 1e6  # about 11 days: any longer clock or wait is a typing error
@@ -247,3 +252,67 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
         raise click.ClickException(str(err)) from None
     for line in report.tally.summary_lines(report.scheduled):
         click.echo(line)
+
+
+def _progress_line(verdict: Verdict) -> None:
+    mark = "BLUNDER" if verdict.blunder else "fastest" if verdict.fastest else "kept"
+    click.echo(f"{verdict.position.moves or '-'} {verdict.move} {mark} "
+               f"{verdict.elapsed * 1000:.0f} ms", err=True)
+
+
+def default_engine_command() -> str:
+    """This installed engine, run by the interpreter that runs this command."""
+    return shlex.join(own_engine_argv())
+
+
+@click.command("strength")
+@click.option("--positions", "positions_file", type=click.Path(exists=True, dir_okay=False,
+              path_type=Path), help="Position file: '<digits> <s1> ... <s7>' per line "
+              "(default: the set shipped with c4engine).")
+@click.option("--engine", "engine_command", metavar="CMD", default=None,
+              help="Engine command line (shell quoting; default: this c4engine).")
+@click.option("--movetime", type=click.IntRange(1, 1_000_000_000), default=1000, show_default=True,
+              metavar="MS", help="Time per move.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
+              help="setoption for the engine (repeatable).")
+@click.option("--phase", "phases", multiple=True, type=click.Choice([p.name for p in PHASES]),
+              help="Only positions of this phase (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N positions.")
+@click.option("-v", "--verbose", is_flag=True, help="Print each position's result on stderr.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help=f"Spread the positions over a Ray cluster ({ADDRESS_FORMS}), an engine "
+                   "per CPU; needs pip install 'c4engine[cluster]'.")
+@click.pass_context
+def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
+                     movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
+                     limit: int | None, verbose: bool, cluster: str | None) -> None:
+    """Ask an engine for a move in positions whose exact scores are known and report,
+    per phase, the moves that kept the result, the fastest, and the blunders.
+    Exits with status 1 if any move blundered, 2 if the run could not be made."""
+    try:
+        if positions_file:
+            positions = read_positions(positions_file.read_bytes(), str(positions_file))
+        else:
+            positions = read_positions(builtin_positions(), BUILTIN_POSITIONS)
+        positions = select(positions, phases, limit)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--positions") from None
+    pairs = [_split_option(o) for o in options]
+    command = engine_command or default_engine_command()
+    progress = _progress_line if verbose else None
+    try:
+        if cluster:
+            verdicts = run_cluster_strength(cluster, command, pairs, positions, movetime, progress)
+        else:
+            engine = EngineUnderTest(command, pairs)
+            try:
+                verdicts = run_positions(engine, positions, movetime, progress)
+            finally:
+                engine.close()
+    except EngineError as err:
+        failure = click.ClickException(str(err))
+        failure.exit_code = 2  # 1 is kept for "measured, and it blundered"
+        raise failure from None
+    for line in report_lines(verdicts):
+        click.echo(line)
+    ctx.exit(1 if any(v.blunder for v in verdicts) else 0)

@@ -44,7 +44,7 @@ from .openings import schedule
 from .players import Player
 from .workers import MatchReport, Recorder, player_names, start_players
 
-if TYPE_CHECKING:  # strength.py imports this module for its --cluster
+if TYPE_CHECKING:
     from .strength import EngineUnderTest, TestPosition, Verdict
 
 INSTALL = "pip install 'c4engine[cluster]'"
@@ -197,7 +197,7 @@ class StrengthHost(_EngineHost):
     """One engine asked for moves in test positions; the body of a strength actor."""
 
     def __init__(self, command: str, options: Sequence[tuple[str, str]]) -> None:
-        from .strength import EngineUnderTest  # which imports this module
+        from .strength import EngineUnderTest
 
         self.engine = self._started(lambda: EngineUnderTest(command, options))
 

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..engine import InfoDict
-from ..rules.board import Position, RulesError
+from ..rules.board import Board, RulesError
 from ..rules.notation import format_move, parse_fen, parse_move
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
@@ -64,10 +64,10 @@ class PgnGame:
     time_control: str | None = None
     start_fen: str | None = None
 
-    def start_position(self) -> Position:
-        return parse_fen(self.start_fen) if self.start_fen else Position()
+    def start_position(self) -> Board:
+        return parse_fen(self.start_fen) if self.start_fen else Board()
 
-    def final_position(self) -> Position:
+    def final_position(self) -> Board:
         return self.start_position().play_all([m.col for m in self.moves])
 
 
@@ -168,13 +168,13 @@ class _GameBuilder:
 
     tags: dict[str, str] = field(default_factory=dict)
     moves: list[PgnMove] = field(default_factory=list)
-    pos: Position | None = None
+    pos: Board | None = None
     ending: list[str] = field(default_factory=list)
 
     def add_move(self, token: str) -> None:
         if self.pos is None:
             fen = self.tags.get("FEN")
-            self.pos = parse_fen(fen) if fen else Position()
+            self.pos = parse_fen(fen) if fen else Board()
         try:
             col = parse_move(token, self.pos)
             self.pos = self.pos.play(col)

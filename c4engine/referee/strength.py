@@ -27,21 +27,17 @@ harder than a real game, where earlier moves have warmed it up.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from pathlib import Path
 
-import click
 
-from ..engine import EngineError, EngineTimeout, Limit, SimpleEngine, engine_move, own_engine_argv
+from ..engine import EngineTimeout, Limit, SimpleEngine, engine_move
 from ..inputs import numbered_lines, summary
 from ..rules.bits import CELLS, WIDTH
-from ..rules.board import Position as Board
+from ..rules.board import Board
 from ..rules.board import RulesError
 from ..rules.notation import parse_digits
-from .cluster import ADDRESS_FORMS, check_address, run_cluster_strength
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"
 FULL = "x"  # a full column in the position file
@@ -143,7 +139,7 @@ def read_positions(data: bytes, where: str = "positions") -> list[TestPosition]:
 
 
 def builtin_positions() -> bytes:
-    """The set shipped with the package (see tests/make_strength_positions.py)."""
+    """The set shipped with the package (see tools/make_strength_positions.py)."""
     return files("c4engine").joinpath(BUILTIN_POSITIONS).read_bytes()
 
 
@@ -310,78 +306,3 @@ def select(positions: list[TestPosition], phases: Sequence[str], limit: int | No
     """The positions of the chosen phases (all when none is chosen), the first ``limit``."""
     chosen = [p for p in positions if not phases or phase_of(p.stones).name in phases]
     return chosen[:limit]
-
-
-def _split_option(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise click.BadParameter(f"'{text}': expected NAME=VALUE", param_hint="--option")
-    return name.strip(), value
-
-
-def _progress_line(verdict: Verdict) -> None:
-    mark = "BLUNDER" if verdict.blunder else "fastest" if verdict.fastest else "kept"
-    click.echo(f"{verdict.position.moves or '-'} {verdict.move} {mark} "
-               f"{verdict.elapsed * 1000:.0f} ms", err=True)
-
-
-def default_engine_command() -> str:
-    """This installed engine, run by the interpreter that runs this command."""
-    return shlex.join(own_engine_argv())
-
-
-@click.command("strength")
-@click.option("--positions", "positions_file", type=click.Path(exists=True, dir_okay=False,
-              path_type=Path), help="Position file: '<digits> <s1> ... <s7>' per line "
-              "(default: the set shipped with c4engine).")
-@click.option("--engine", "engine_command", metavar="CMD", default=None,
-              help="Engine command line (shell quoting; default: this c4engine).")
-@click.option("--movetime", type=click.IntRange(1, 1_000_000_000), default=1000, show_default=True,
-              metavar="MS", help="Time per move.")
-@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
-              help="setoption for the engine (repeatable).")
-@click.option("--phase", "phases", multiple=True, type=click.Choice([p.name for p in PHASES]),
-              help="Only positions of this phase (repeatable).")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N positions.")
-@click.option("-v", "--verbose", is_flag=True, help="Print each position's result on stderr.")
-@click.option("--cluster", metavar="ADDRESS", callback=check_address,
-              help=f"Spread the positions over a Ray cluster ({ADDRESS_FORMS}), an engine "
-                   "per CPU; needs pip install 'c4engine[cluster]'.")
-@click.pass_context
-def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
-                     movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
-                     limit: int | None, verbose: bool, cluster: str | None) -> None:
-    """Ask an engine for a move in positions whose exact scores are known and report,
-    per phase, the moves that kept the result, the fastest, and the blunders.
-    Exits with status 1 if any move blundered, 2 if the run could not be made."""
-    try:
-        if positions_file:
-            positions = read_positions(positions_file.read_bytes(), str(positions_file))
-        else:
-            positions = read_positions(builtin_positions(), BUILTIN_POSITIONS)
-        positions = select(positions, phases, limit)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--positions") from None
-    pairs = [_split_option(o) for o in options]
-    command = engine_command or default_engine_command()
-    progress = _progress_line if verbose else None
-    try:
-        if cluster:
-            verdicts = run_cluster_strength(cluster, command, pairs, positions, movetime, progress)
-        else:
-            engine = EngineUnderTest(command, pairs)
-            try:
-                verdicts = run_positions(engine, positions, movetime, progress)
-            finally:
-                engine.close()
-    except EngineError as err:
-        failure = click.ClickException(str(err))
-        failure.exit_code = 2  # 1 is kept for "measured, and it blundered"
-        raise failure from None
-    for line in report_lines(verdicts):
-        click.echo(line)
-    ctx.exit(1 if any(v.blunder for v in verdicts) else 0)
-
-
-if __name__ == "__main__":
-    strength_command()

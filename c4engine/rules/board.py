@@ -1,6 +1,6 @@
 """The rules of Connect Four on a bitboard: the bottom layer everything else builds on.
 
-A :class:`Position` is immutable; :meth:`Position.play` returns a new one.  That
+A :class:`Board` is immutable; :meth:`Board.play` returns a new one.  That
 costs an object per move, which is nothing next to the search (that runs in the
 numba kernel on bare integers) and makes positions safe to share between the
 protocol thread and the search thread.
@@ -22,7 +22,7 @@ class RulesError(ValueError):
 
 
 @dataclass(frozen=True)
-class Position:
+class Board:
     """Stones of the side to move (``current``), all stones (``mask``), and the moves
     (0-based columns) played since the position was set up, for display and replay."""
 
@@ -85,7 +85,7 @@ class Position:
         """Whether the game has ended, by a four or by a full board."""
         return self.last_mover_won() or self.mask == BOARD_MASK
 
-    def play(self, col: int) -> Position:
+    def play(self, col: int) -> Board:
         """The position after the side to move drops a stone in ``col`` (0-based)."""
         if not 0 <= col < WIDTH:
             raise RulesError(f"column {col + 1} is not on the board (1-{WIDTH})")
@@ -94,9 +94,9 @@ class Position:
         if self.mask & top_cell(col):
             raise RulesError(f"column {col + 1} is full")
         new_mask = self.mask | (self.mask + bottom_cell(col))
-        return Position(self.current ^ self.mask, new_mask, self.history + (col,))
+        return Board(self.current ^ self.mask, new_mask, self.history + (col,))
 
-    def play_all(self, cols: list[int] | tuple[int, ...]) -> Position:
+    def play_all(self, cols: list[int] | tuple[int, ...]) -> Board:
         """The position after ``cols`` are played in turn."""
         pos = self
         for col in cols:
@@ -136,12 +136,12 @@ def validate_setup(first: int, second: int) -> None:
         raise RulesError("the game is already over: the board is full")
 
 
-def from_stones(first: int, second: int, first_to_move: bool) -> Position:
+def from_stones(first: int, second: int, first_to_move: bool) -> Board:
     """A position from each player's stones and the side to move, after
     :func:`validate_setup`; the side to move must agree with the counts."""
     validate_setup(first, second)
     if first_to_move != (popcount(first) == popcount(second)):
         expected = "first" if popcount(first) == popcount(second) else "second"
         raise RulesError(f"wrong side to move: with these stones the {expected} player is to move")
-    return Position(first if first_to_move else second, first | second)
+    return Board(first if first_to_move else second, first | second)
 

@@ -9,7 +9,7 @@ the stone lands on, so a drop is only legal onto the lowest empty cell.
 from __future__ import annotations
 
 from .bits import H1, HEIGHT, WIDTH, popcount
-from .board import Position, RulesError, from_stones
+from .board import Board, RulesError, from_stones
 
 FILES = "abcdefg"
 DIGITS = "0123456789"
@@ -38,7 +38,7 @@ def parse_int(text: str) -> int:
     return int(text)
 
 
-def parse_move(token: str, pos: Position) -> int:
+def parse_move(token: str, pos: Board) -> int:
     """The 0-based column a single move token names: a digit or a drop ``P@d1``."""
     if len(token) == 1 and token in DIGITS:
         col = int(token) - 1
@@ -50,7 +50,7 @@ def parse_move(token: str, pos: Position) -> int:
     raise RulesError(f"move '{token}': expected a column 1-{WIDTH} or a drop like P@d1")
 
 
-def _parse_drop(token: str, pos: Position) -> int:
+def _parse_drop(token: str, pos: Board) -> int:
     """The column of a cutechess drop, checking that the stone lands where it says."""
     piece, file, rank = token[0], token[2], token[3]
     if piece != "P":
@@ -67,7 +67,7 @@ def _parse_drop(token: str, pos: Position) -> int:
     return col
 
 
-def play_moves(pos: Position, tokens: list[str]) -> Position:
+def play_moves(pos: Board, tokens: list[str]) -> Board:
     """``pos`` after every move of ``tokens``; a token may be a digit string (``4453``)."""
     for token in tokens:
         singles = list(token) if is_digit_string(token) else [token]
@@ -80,21 +80,21 @@ def play_moves(pos: Position, tokens: list[str]) -> Position:
     return pos
 
 
-def parse_digits(text: str) -> Position:
+def parse_digits(text: str) -> Board:
     """The position after a Pons-style digit string such as ``4453`` (empty: start)."""
     if text and not is_digit_string(text):
         raise RulesError(f"'{text}' is not a string of column digits")
-    return play_moves(Position(), [text] if text else [])
+    return play_moves(Board(), [text] if text else [])
 
 
-def format_move(col: int, pos: Position, drops: bool) -> str:
+def format_move(col: int, pos: Board, drops: bool) -> str:
     """``col`` played in ``pos`` as a digit, or as a drop when ``drops`` is set."""
     if not drops:
         return str(col + 1)
     return f"P@{FILES[col]}{pos.column_height(col) + 1}"
 
 
-def format_line(pos: Position, cols: list[int], drops: bool) -> list[str]:
+def format_line(pos: Board, cols: list[int], drops: bool) -> list[str]:
     """A sequence of moves from ``pos`` in the chosen notation."""
     out = []
     for col in cols:
@@ -103,7 +103,7 @@ def format_line(pos: Position, cols: list[int], drops: bool) -> list[str]:
     return out
 
 
-def parse_fen(fen: str) -> Position:
+def parse_fen(fen: str) -> Board:
     """A position from a cutechess / Fairy-Stockfish ``cfour`` FEN.
 
     Refused: a malformed board, floating stones, counts no game can reach,
@@ -170,7 +170,7 @@ def _check_hand(hand: str, first: int, second: int) -> None:
                 f"do not make {STONES_PER_PLAYER}")
 
 
-def to_fen(pos: Position) -> str:
+def to_fen(pos: Board) -> str:
     """The cutechess ``cfour`` FEN of ``pos``, stones in hand included."""
     rows = []
     for row in range(HEIGHT - 1, -1, -1):
@@ -190,7 +190,7 @@ def to_fen(pos: Position) -> str:
     return f"{'/'.join(rows)}[{hand}] {side} - - 0 {1 + pos.stones // 2}"
 
 
-def render(pos: Position) -> str:
+def render(pos: Board) -> str:
     """The board as text, top row first: ``X`` first player, ``O`` second, ``.`` empty."""
     symbols = ".XO"
     lines = [" ".join(symbols[pos.cell(col, row)] for col in range(WIDTH))

@@ -1,7 +1,7 @@
 """Score conventions, in plain Python so that the rules, the driver and the numba
 kernel (which compiles these same functions) share one definition.
 
-Pons' score (DESIGN.md), from the side to move: 0 a draw; a side that wins
+Pons' score (docs/design.md, "Scores"), from the side to move: 0 a draw; a side that wins
 with its next stone, with ``n`` stones on the board, scores ``(43 - n) // 2``;
 negative for a loss.  Internally a proven result with Pons score ``s`` is
 ``MATE + s`` for a win and ``-MATE + s`` for a loss, and heuristic values stay

@@ -30,13 +30,10 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from ..rules.scores import is_proven, to_pons
 from .limits import Limits
 
-if TYPE_CHECKING:
-    from ..protocol.options import Options
 
 FULL_STRENGTH = 20
 TOP_TEMPERATURE = 100.0  # value units (about cp) at level 0
@@ -97,13 +94,3 @@ def level_for_elo(elo: int) -> float:
             share = max(0.0, (elo - low_elo) / (high_elo - low_elo))
             return low_level + share * (high_level - low_level)
     return float(FULL_STRENGTH)
-
-
-def wanted_strength(options: Options) -> Strength | None:
-    """The strength the options ask for, or None for full strength.  ``UCI_LimitStrength``
-    with ``UCI_Elo`` wins over ``Skill Level``, as in Stockfish."""
-    if options["UCI_LimitStrength"]:
-        level = level_for_elo(options.number("UCI_Elo"))
-    else:
-        level = float(options.number("Skill Level"))
-    return None if level >= FULL_STRENGTH else Strength(level)

@@ -22,10 +22,10 @@ def allocate_zeros(words: int) -> np.ndarray:
     The operating system hands out zeroed pages as they are first touched, so
     even an 8 GB table is allocated at once and costs memory only where the
     search writes (the faults, a few microseconds per 4 kB page, are spread
-    over the searches that first touch the pages).  No transparent huge pages: measured here,
-    faulting in 2 MB pages (with the kernel compacting memory for them) made
-    the first search on a fresh 64 MB table 5x slower, and made nearly all of
-    a 1 GB table resident after a search of 8,000 nodes.
+    over the searches that first touch the pages).  No transparent huge pages:
+    faulting in 2 MB pages (with the kernel compacting memory for them) slows the
+    first search on a fresh table several times over, and makes nearly all of a
+    large table resident after a short search.
     Raises MemoryError when the system refuses the mapping."""
     try:
         area = mmap.mmap(-1, words * ENTRY_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)

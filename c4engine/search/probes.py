@@ -6,7 +6,7 @@ import threading
 
 from ..kernel import solve
 from ..kernel.layout import NODE_LIMIT, STOP
-from ..rules.board import Position
+from ..rules.board import Board
 from .thread import UNLIMITED, SearchThread
 
 
@@ -19,13 +19,12 @@ class SharedProbes:
     most ``s``; the costly probes are those two, next to each other, and for
     an early position the first one, at 0, is often one of them.  So while the
     main thread proves one side, a helper works on the other, and what it
-    stores in the table makes the main thread's later probe there cheap.  Empty
-    board, 2 threads, 1 GB: 135-143 M nodes in 22.6-25.8 s with every probe
-    raced on both threads, 105-121 M in 19.4-21.7 s this way.  A probe whose
+    stores in the table makes the main thread's later probe there cheap, which
+    beats racing every probe on every thread.  A probe whose
     answer the range has come to settle is cancelled through its thread's node
     limit (the stop flag belongs to the caller's stop signal)."""
 
-    def __init__(self, pos: Position) -> None:
+    def __init__(self, pos: Board) -> None:
         self.pos = pos
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
         self.probing: dict[SearchThread, int] = {}

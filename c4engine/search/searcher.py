@@ -46,7 +46,7 @@ from ..kernel.layout import (
 )
 from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
 from ..rules.bits import CELLS, WIDTH
-from ..rules.board import Position
+from ..rules.board import Board
 from ..rules.notation import parse_digits
 from ..rules.scores import is_proven, mate_distance
 from .limits import Limits
@@ -260,7 +260,7 @@ class Searcher:
             if other is not thread:
                 other.mem[STOP] = 1
 
-    def solve(self, pos: Position, weak: bool = False, stop: StopSignal | None = None) -> tuple[int, int]:
+    def solve(self, pos: Board, weak: bool = False, stop: StopSignal | None = None) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took, on
         every search thread.  With a ``stop`` that fires, the score is meaningless.
 
@@ -279,18 +279,17 @@ class Searcher:
             self._attach(StopSignal())
         return race.value, race.nodes
 
-    def _solve_shared(self, pos: Position) -> tuple[int, int]:
+    def _solve_shared(self, pos: Board) -> tuple[int, int]:
         """Solve an early position exactly with the threads probing different windows
         (see :class:`SharedProbes`).  Only early positions: there the first probe,
         at 0, costs most and 1 is a likely second one; later, the solver's far probes
-        are cheap and a Python call per probe cost more than it saved (Test_L2_R2,
-        2 threads: 3.1 ms a position against 1.75 ms for one kernel call per thread).
+        are cheap and a Python call per probe costs more than it saves.
         A position whose mover wins at once is not given to the kernel."""
         probes = SharedProbes(pos)
         self._on_every_thread(probes.run)
         return probes.lowest, probes.nodes
 
-    def solve_moves(self, pos: Position, weak: bool = False) -> tuple[list[int], int]:
+    def solve_moves(self, pos: Board, weak: bool = False) -> tuple[list[int], int]:
         """The exact score, for the mover, of playing each column (weak: its sign), with
         :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
         the nodes it took.  The table is kept from one column to the next."""
@@ -313,7 +312,7 @@ class Searcher:
         self._stop = stop
         stop.attach([thread.ctx for thread in self.threads])
 
-    def search(self, pos: Position, limits: Limits, on_report: Callable[[Report], None] | None = None,
+    def search(self, pos: Board, limits: Limits, on_report: Callable[[Report], None] | None = None,
                stop: StopSignal | None = None, multipv: int = 1) -> Result:
         """Iterative deepening from ``pos`` until a limit, a stop or an exact result."""
         if pos.is_over():
@@ -335,7 +334,7 @@ class _Iterations:
     """The state of one iterative-deepening run."""
 
     searcher: Searcher
-    pos: Position
+    pos: Board
     limits: Limits
     on_report: Callable[[Report], None]
     stop: StopSignal

@@ -7,7 +7,7 @@ import numpy as np
 from ..kernel import layout, negamax, solve
 from ..kernel.layout import ABORTED, CTX_SIZE, INFINITE, NODES
 from ..rules.bits import CELLS, WIDTH, column_cells, playable_cells, popcount, winning_cells
-from ..rules.board import Position
+from ..rules.board import Board
 from ..rules.scores import to_internal, win_now
 
 UNLIMITED = 1 << 62
@@ -38,15 +38,15 @@ class SearchThread:
     def nodes(self) -> int:
         return int(self.mem[NODES])
 
-    def solve(self, pos: Position, weak: bool) -> int:
+    def solve(self, pos: Board, weak: bool) -> int:
         """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
         return int(solve.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
 
-    def probe(self, pos: Position, middle: int) -> int:
+    def probe(self, pos: Board, middle: int) -> int:
         """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
         return int(solve.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
 
-    def move_value(self, pos: Position, col: int, depth: int, alpha: int, beta: int) -> int:
+    def move_value(self, pos: Board, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
         within ``[alpha, beta]``."""
         settled, child = settle_move(pos, col)
@@ -55,14 +55,14 @@ class SearchThread:
         return -int(negamax.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
                                    self.mem))
 
-    def solve_move(self, pos: Position, col: int) -> int:
+    def solve_move(self, pos: Board, col: int) -> int:
         """Pons score, for the mover, of playing ``col``."""
         settled, child = settle_move(pos, col)
         if settled is not None:
             return settled
         return -int(solve.solve(child.current, child.mask, child.stones, False, self.mem))
 
-    def search_root(self, pos: Position, depth: int, every_move: bool, first_col: int) -> int:
+    def search_root(self, pos: Board, depth: int, every_move: bool, first_col: int) -> int:
         """Search the root's moves to ``depth``; return the best column, or -1 when
         stopped before one finished.  ``scores[col]`` gets each finished move's score:
         exact for every move with ``every_move`` (MultiPV), else exact for the best
@@ -83,7 +83,7 @@ class SearchThread:
                 alpha, best_col = value, col
         return best_col
 
-    def solve_root(self, pos: Position, every_move: bool, first_col: int) -> int:
+    def solve_root(self, pos: Board, every_move: bool, first_col: int) -> int:
         """Solve the root exactly; return a best column, or -1 when stopped.  With
         ``every_move`` every move is solved (MultiPV); otherwise the root is solved
         once and the first move, in search order, that reaches its score is found by
@@ -107,7 +107,7 @@ class SearchThread:
         return -1
 
 
-def settle_move(pos: Position, col: int) -> tuple[int | None, Position]:
+def settle_move(pos: Board, col: int) -> tuple[int | None, Board]:
     """The Pons score of playing ``col`` when the rules settle it at once (a win, a move
     that lets the opponent win at once, the last cell), else None; and the position
     after it.  The kernel must never be given those positions: it assumes the side
@@ -122,7 +122,7 @@ def settle_move(pos: Position, col: int) -> tuple[int | None, Position]:
     return None, child
 
 
-def root_order(pos: Position, first_col: int) -> list[int]:
+def root_order(pos: Board, first_col: int) -> list[int]:
     """The root's moves in search order: a move that wins at once (so that no limit,
     however small, can miss it), the previous best, then by the winning cells each
     gives the mover (as the kernel orders inner nodes), centre first."""

@@ -2,14 +2,14 @@
 """Measure the difficulty levels (README, "Difficulty levels"): a dev tool, not a test.
 
 Plays every fifth level (0, 5, 10, 15, 20) with ``c4engine match`` against a
-uniformly random mover (``tests/random_engine.py``), levels 0-15 against
+uniformly random mover (``tests/engines/random_engine.py``), levels 0-15 against
 full strength (level 20), and each level against the next (a sweep against
 full strength says little about how far apart two weak levels are), then
 fits one Elo per level by maximum likelihood with the random mover fixed at 0.  Each pairing gets one virtual draw (a weak
 prior), so that a clean sweep gives a finite estimate instead of infinity.
 The error bars are 95% intervals from the fit's curvature.
 
-    python tests/measure_levels.py --games 200 --movetime 50
+    python tools/measure_levels.py --games 200 --movetime 50
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ import numpy as np
 LEVELS = (0, 5, 10, 15, 20)
 RANDOM = "random"
 TIME_MARGIN = 500  # ms
-HERE = Path(__file__).resolve().parent
+ENGINES = Path(__file__).resolve().parent.parent / "tests" / "engines"
 SCORE_RE = re.compile(r"^Score of \S+ vs \S+: (\d+) - (\d+) - (\d+)", re.M)
 
 
 def engine_args(name: str) -> list[str]:
     if name == RANDOM:
-        return ["--engine", f"{sys.executable} {HERE / 'random_engine.py'}", "--name", RANDOM]
+        return ["--engine", f"{sys.executable} {ENGINES / 'random_engine.py'}", "--name", RANDOM]
     return ["--engine", f"{sys.executable} -m c4engine", "--name", name,
             "--option", f"Skill Level={name.removeprefix('L')}"]
 

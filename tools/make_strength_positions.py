@@ -1,6 +1,6 @@
 """Make the position set of ``c4engine strength`` (a developer tool, not shipped).
 
-    python tests/make_strength_positions.py --per-phase 100 --seed 1 \
+    python tools/make_strength_positions.py --per-phase 100 --seed 1 \
         --extra-middle 200 --out c4engine/data/strength_positions.txt
 
 Needs the ``bitbully`` package (pip install bitbully), an independent perfect
@@ -141,7 +141,7 @@ def header(per_phase: int, seed: int, inaccuracy: float, extra_middle: int,
         "# s1..s7: exact score of playing that column, Pons' convention from the side to",
         "# move (positive wins, 0 draws, negative loses; larger is a faster win or a",
         "# slower loss); x marks a full column.",
-        (f"# made by: python tests/make_strength_positions.py --per-phase {per_phase} "
+        (f"# made by: python tools/make_strength_positions.py --per-phase {per_phase} "
          f"--seed {seed} --inaccuracy {inaccuracy} --extra-middle {extra_middle}"),
         (f"# scored by bitbully {bitbully_version} (12-ply-dist opening book); mostly-sound "
          f"games: moves keep the result within {SLACK} points of the best, with probability "

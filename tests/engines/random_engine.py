@@ -6,11 +6,8 @@ chance, and knows nothing of fours (the referee ends the games)."""
 from __future__ import annotations
 
 import random
-import sys
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-
-from simple_engine import HEIGHT, WIDTH, SimpleEngine  # noqa: E402
+from simple_engine import HEIGHT, WIDTH, SimpleEngine  # run as a script: its folder is on the path
 
 
 class RandomEngine(SimpleEngine):

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A perfect Connect-Four opponent for the referee, speaking our UCI-style protocol.
 
-    c4engine match --engine c4engine --engine "python tests/perfect_engine.py" ...
+    c4engine match --engine c4engine --engine "python tests/engines/perfect_engine.py" ...
 
 Issue 4 asks whether c4engine wins as first player against perfect play and
 never loses a drawn opening as second player; that needs an opponent that is
 known to be perfect and is independent of c4engine's own solver (a bug shared
 by both sides of a match would go unnoticed).  The ``bitbully`` package (a
-test-only oracle, AGPL: never imported by the engine, see DESIGN.md) supplies
+test-only oracle, AGPL: never imported by the engine) supplies
 the exact game values; this file only wraps it in the protocol.
 
 Policy: the move with the best exact score (Pons' convention, which already
@@ -36,16 +36,10 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-try:  # the repository's tests/ run this file with the working tree's c4engine
-    import c4engine  # noqa: F401
-except ImportError:  # pragma: no cover - only when c4engine is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bitbully import BitBully, Board as BitBullyBoard  # type: ignore[import-untyped]
 
-from bitbully import BitBully, Board  # type: ignore[import-untyped]
-
-from c4engine.rules.board import Position, RulesError
+from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import format_move, parse_fen, play_moves
 
 WIDTH, HEIGHT = 7, 6
@@ -56,7 +50,7 @@ BOOK = "12-ply-dist"  # exact values with distances for every position up to 12 
 
 def mate_distance(score: int, stones: int) -> int | None:
     """The protocol's ``mate N`` for a Pons score with ``stones`` on the board
-    (DESIGN.md, Scores); None for a draw."""
+    (docs/design.md, Scores); None for a draw."""
     if score > 0:
         return (22 - score) - stones // 2
     if score < 0:
@@ -64,9 +58,9 @@ def mate_distance(score: int, stones: int) -> int | None:
     return None
 
 
-def to_board(pos: Position) -> Board:
+def to_bitbully(pos: Board) -> BitBullyBoard:
     """bitbully's board for ``pos`` (built from the cells, so FEN positions work too)."""
-    return Board.from_array([[pos.cell(col, row) for row in range(HEIGHT)]
+    return BitBullyBoard.from_array([[pos.cell(col, row) for row in range(HEIGHT)]
                              for col in range(WIDTH)])
 
 
@@ -91,7 +85,7 @@ class PerfectPlayer:
         self.seed = seed
         self.rng = random.Random(seed)
 
-    def choose(self, board: Board) -> Choice:
+    def choose(self, board: BitBullyBoard) -> Choice:
         """The move to play in ``board`` (not over, not full) and its exact value."""
         stones = board.count_tokens()
         legal = [col for col in CENTRE_FIRST if board.is_legal_move(col)]
@@ -110,7 +104,7 @@ class PerfectPlayer:
             raise RuntimeError(f"bitbully: no column keeps the value {value}")
         return Choice(self._tie_break(keeping), value)
 
-    def _keeps(self, board: Board, col: int, value: int) -> bool:
+    def _keeps(self, board: BitBullyBoard, col: int, value: int) -> bool:
         """Whether playing ``col`` scores at least ``value``: one null-window search,
         far cheaper than the column's exact score."""
         child = board.play_on_copy(col)
@@ -130,7 +124,7 @@ class PerfectEngine:
     def __init__(self) -> None:
         self._player: PerfectPlayer | None = None
         self.seed = 0
-        self.pos = Position()
+        self.pos = Board()
         self.drops = False
         self.pending: str | None = None  # a bestmove held back until stop/ponderhit
 
@@ -189,14 +183,14 @@ class PerfectEngine:
 
     def on_ucinewgame(self, _args: list[str]) -> None:
         self.flush_pending()
-        self.pos = Position()
+        self.pos = Board()
         if self._player is not None:
             self._player.last_score = 0
 
     def on_position(self, args: list[str]) -> None:
         moves_at = args.index("moves") if "moves" in args else len(args)
         if args[:1] == ["startpos"]:
-            start = Position()
+            start = Board()
         elif args[:1] == ["fen"]:
             start = parse_fen(" ".join(args[1:moves_at]))
         else:
@@ -211,7 +205,7 @@ class PerfectEngine:
             self.reply("info string error go: the game is already over")
             self.reply("bestmove (none)")
             return
-        choice = self.player.choose(to_board(self.pos))
+        choice = self.player.choose(to_bitbully(self.pos))
         move = format_move(choice.col, self.pos, self.drops)
         stones = self.pos.stones
         mate = mate_distance(choice.score, stones)
