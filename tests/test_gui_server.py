@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -493,15 +494,15 @@ def test_an_answer_in_time_behind_a_flood_is_not_a_hang(monkeypatch: pytest.Monk
         try:
             await until_state(lambda s: s["engine"]["status"] == "ready")
             seen = len(messages)
-            session.events.put_nowait(("request", {"op": "settings", "movetime": 100}))
-            session.events.put_nowait(("request", {"op": "move", "column": 1}))
+            session.submit(json.dumps({"op": "settings", "movetime": 100}))
+            session.submit(json.dumps({"op": "move", "column": 1}))
             began = time.monotonic()
             state = await until_state(lambda s: len(s["moves"]) == 2 or s["engine"]["status"] != "ready",
                                       seen)
             assert time.monotonic() - began > 0.1 + 0.5  # handled after the deadline
             assert state["engine"]["status"] == "ready", state["engine"]
         finally:
-            session.events.put_nowait(("closed",))
+            session.close()
             await runner
     run(body())
 
