@@ -262,7 +262,7 @@ def test_a_page_that_leaves_drops_its_waiting_requests(
         await page.ready()
         (session,) = watched.made
         assert session.engine is not None
-        engine_pid = session.engine.process.pid
+        engine_pid = session.engine.pid
         await flood(page, backlog)
         for _ in range(200):  # until the server has read most of them
             if session.waiting_requests > backlog // 2:

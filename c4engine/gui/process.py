@@ -126,7 +126,8 @@ class EngineProcess:
         self.serial = output.serial
         self.transport = transport
         self.output = output
-        self.group = ProcessGroup(transport.get_pid())
+        self.pid = transport.get_pid()
+        self.group = ProcessGroup(self.pid)
         self._tasks = [asyncio.create_task(self._report_end()),
                        asyncio.create_task(self._end_group_on_exit())]
 
