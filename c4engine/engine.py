@@ -30,6 +30,12 @@ nothing of:
   :attr:`EngineClient.stale_bestmoves`, and a move time is never negative;
 - notation: after ``UCI_Variant cfour`` a move must be a drop ``P@d1``, before
   it a digit; the other notation is an illegal move, as in cutechess;
+- output: a line over :data:`MAX_LINE_BYTES` is dropped (and counted in
+  :attr:`EngineClient.dropped_lines`) as soon as it is seen to be one, and at
+  most :data:`QUEUED_LINES` lines wait for the caller (an engine that writes
+  faster than it is read waits on its pipe), so an engine's output costs
+  bounded memory, and a reader that fails all the same ends the output with
+  its reason, not the thread with a traceback;
 - the process: it runs in its own process group, and ending the engine ends the
   whole group, so a child left holding the engine's output cannot keep the
   connection open or outlive it.  The engine's own exit is noticed even while a
@@ -55,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypedDict
 
 from .protocol.go_params import GoParams
+from .protocol.lines import MAX_LINE_BYTES, bounded_lines
 from .rules.board import Board
 from .rules.board import RulesError
 from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
@@ -67,12 +74,14 @@ READY_TIMEOUT = 15.0  # ... and for `readyok`
 # 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
 # for, rather than the referee refusing to start such an engine.
 READY_SECONDS_PER_GIB = 8.0
-SEARCH_GRACE = 5.0  # how long after its time limit a search may answer before it is stopped
+SEARCH_GRACE = 5.0  # past its time limit, before a search counts as silent (SimpleEngine: stop included)
+STOP_GRACE = 1.0  # of that, what is kept for a search given up on to answer stop and isready
 SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only
 QUIT_TIMEOUT = 2.0
 EXIT_GRACE = 0.2  # after the process ended, the last lines may still be in the pipe
 POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
 STDERR_LINES_KEPT = 20
+QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
 MAX_NUMBER = (1 << 63) - 1
 
 
@@ -258,7 +267,8 @@ class Limit:
                         mate=self.mate, movestogo=self.remaining_moves)
 
     def timeout(self, side_to_move: int) -> float:
-        """How long to wait for ``bestmove`` before the engine counts as silent."""
+        """How long a search with this limit may take, all told, before the engine
+        counts as silent."""
         clock = (self.white_clock, self.black_clock)[side_to_move]
         times = [t for t in (self.time, clock) if t is not None]
         return min(times) + SEARCH_GRACE if times else SEARCH_TIMEOUT
@@ -304,12 +314,30 @@ def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
 # -- one process ------------------------------------------------------------
 
 
-def _pump(stream: IO[str], sink: Callable[[str | None], None]) -> None:
-    """Feed each line of ``stream`` to ``sink``, then None at end of file."""
-    with stream:
-        for line in stream:
-            sink(line.rstrip("\r\n"))
-    sink(None)
+@dataclass(frozen=True)
+class _OutputEnd:
+    """The end of an engine's output; ``failure`` says why it could not be read on,
+    when the reading failed before the end."""
+
+    failure: str = ""
+
+
+Output = str | None | _OutputEnd  # a line, a line over MAX_LINE_BYTES (dropped), the end
+
+
+def _pump(stream: IO[bytes], sink: Callable[[Output], None]) -> None:
+    """Feed ``sink`` each line of ``stream`` as text (None for a line too long,
+    :func:`~c4engine.inputs.bounded_lines`), then the end.  Whatever stops the
+    reading (a MemoryError under a memory cap, say) ends the output with its
+    reason: the thread itself never dies of it."""
+    failure = ""
+    try:
+        with stream:
+            for raw in bounded_lines(stream):
+                sink(None if raw is None else raw.decode("utf-8", "replace").rstrip("\r\n"))
+    except Exception as err:  # noqa: BLE001 - reported to the caller as the end of output
+        failure = f"its output could not be read ({err!r})"
+    sink(_OutputEnd(failure))
 
 
 def hash_ready_seconds(options: Sequence[tuple[str, str]]) -> float:
@@ -420,7 +448,8 @@ class EngineClient:
     """One engine process: start it, talk to it with deadlines, end it.
 
     ``log``, if given, receives every line sent (``>name: ...``) and received
-    (``<name: ...``); it is called from the reader thread too."""
+    (``<name: ...``); it is called from the reader thread too.  ``dropped_lines``
+    counts the output lines over :data:`MAX_LINE_BYTES` that were dropped."""
 
     def __init__(self, command: str | Sequence[str], name: str | None = None,
                  log: Callable[[str], None] | None = None) -> None:
@@ -432,12 +461,15 @@ class EngineClient:
         self.drops = False
         self.ready_timeout = READY_TIMEOUT
         self.stale_bestmoves = 0
+        self.dropped_lines = 0
         self._log = log
         self._process: subprocess.Popen[str] | None = None
         self._group: ProcessGroup | None = None
-        self._lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        self._lines: queue.Queue[tuple[float, Output]] = queue.Queue(QUEUED_LINES)
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self._abandoned = threading.Event()  # set once the process' output is no longer read
         self._eof = False
+        self._read_failure = ""
         self._stderr_reader: threading.Thread | None = None
 
     # -- life cycle -------------------------------------------------------
@@ -455,14 +487,16 @@ class EngineClient:
         self._group = ProcessGroup(self._process.pid)
         # Fresh containers per process: the old process' reader threads keep the
         # old ones, so its last lines cannot leak into the new session.
-        lines: queue.Queue[tuple[float, str | None]] = queue.Queue()
+        lines: queue.Queue[tuple[float, Output]] = queue.Queue(QUEUED_LINES)
         stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
-        self._lines, self._stderr, self._eof, self.options = lines, stderr, False, {}
+        abandoned = threading.Event()
+        self._lines, self._stderr, self._abandoned = lines, stderr, abandoned
+        self._eof, self._read_failure, self.options = False, "", {}
         out, errors = self._process.stdout, self._process.stderr
         assert out is not None and errors is not None  # both were asked for as pipes
-        self._spawn_reader(out, lambda line: self._on_stdout(lines, line))
-        self._stderr_reader = self._spawn_reader(errors,
-                                                 lambda line: self._on_stderr(stderr, line))
+        self._spawn_reader(out.buffer, lambda item: self._on_stdout(lines, abandoned, item))
+        self._stderr_reader = self._spawn_reader(errors.buffer,
+                                                 lambda item: self._on_stderr(stderr, item))
         self.send("uci")
         for _, line in self._read_until("uciok", timeout):
             self._learn(line)
@@ -473,10 +507,10 @@ class EngineClient:
         """After :meth:`start`: choose the variant, set ``options``, wait for ``readyok``.
 
         This first ``readyok`` ends the engine's start-up, which may take
-        ``startup_timeout`` (or ``ready_timeout``, if longer): an engine may
-        compile or load its data before it answers, as c4engine's first start
-        after an install compiles its numba kernel (10-25 s on a busy 2-core
-        machine).
+        ``startup_timeout`` (plus the time a large ``Hash`` needs, as below): an
+        engine may compile or load its data before it answers, as c4engine's
+        first start after an install compiles its numba kernel (10-25 s on a
+        busy 2-core machine).
 
         An engine that offers ``cfour`` gets it and speaks drops; one without a
         ``UCI_Variant`` option gets our digit moves; one with variants but not
@@ -492,7 +526,7 @@ class EngineClient:
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
-        self.is_ready(max(self.ready_timeout, startup_timeout))
+        self.is_ready(startup_timeout + hash_ready_seconds(options))
 
     @property
     def alive(self) -> bool:
@@ -513,6 +547,7 @@ class EngineClient:
 
     def kill(self) -> None:
         """End the process and anything it started in its process group, at once."""
+        self._abandoned.set()
         if self._process is None:
             return
         if self._group is not None:
@@ -641,13 +676,21 @@ class EngineClient:
                 raise self._death()
             wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now)
             try:
-                stamp, line = self._lines.get(timeout=wait)
+                stamp, item = self._lines.get(timeout=wait)
             except queue.Empty:
                 continue
-            if line is None:
-                self._eof = True
+            if isinstance(item, _OutputEnd):
+                self._eof, self._read_failure = True, item.failure
                 raise self._death()
-            return stamp, line
+            if item is None:
+                self._count_dropped()
+                continue
+            return stamp, item
+
+    def _count_dropped(self) -> None:
+        self.dropped_lines += 1
+        if self._log:
+            self._log(f"!{self.name}: dropped a line over {MAX_LINE_BYTES} bytes")
 
     def _learn(self, line: str) -> None:
         """Remember the engine's name and options from its ``uci`` reply."""
@@ -655,7 +698,11 @@ class EngineClient:
 
     def _death(self) -> EngineDied:
         """An EngineDied that says how the process ended and what it last wrote to
-        stderr; anything the process left running in its group is ended."""
+        stderr; anything the process left running in its group is ended.  An output
+        that could no longer be read ends the engine, which could not be heard."""
+        if self._read_failure:
+            self.kill()
+            return EngineDied(f"{self.name}: {self._read_failure}; the engine was ended")
         code = None
         if self._process is not None:
             try:
@@ -668,22 +715,34 @@ class EngineClient:
                 self._stderr_reader.join(timeout=1.0)  # let the last words reach the deque
         return EngineDied(f"{self.name} {how_it_ended(code, self._stderr)}")
 
-    def _spawn_reader(self, stream: IO[str],
-                      sink: Callable[[str | None], None]) -> threading.Thread:
+    def _spawn_reader(self, stream: IO[bytes],
+                      sink: Callable[[Output], None]) -> threading.Thread:
         thread = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
                                   name=f"{self.name}-reader")
         thread.start()
         return thread
 
-    def _on_stdout(self, lines: queue.Queue[tuple[float, str | None]], line: str | None) -> None:
-        if line is not None and self._log:
-            self._log(f"<{self.name}: {line}")
-        lines.put((time.monotonic(), line))
+    def _on_stdout(self, lines: queue.Queue[tuple[float, Output]], abandoned: threading.Event,
+                   item: Output) -> None:
+        """Stamp ``item`` with the time it arrived and queue it for the caller; while
+        the queue is full the reader waits (and so does the engine, on its pipe),
+        until the caller reads or the process is abandoned."""
+        if isinstance(item, str) and self._log:
+            self._log(f"<{self.name}: {item}")
+        stamped = (time.monotonic(), item)
+        while not abandoned.is_set():
+            try:
+                lines.put(stamped, timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
 
     @staticmethod
-    def _on_stderr(stderr: deque[str], line: str | None) -> None:
-        if line is not None:
-            stderr.append(line)
+    def _on_stderr(stderr: deque[str], item: Output) -> None:
+        if isinstance(item, str):
+            stderr.append(item)
+        elif item is None:
+            stderr.append(f"(a line over {MAX_LINE_BYTES} bytes)")
 
 
 # -- the public client --------------------------------------------------------
@@ -711,11 +770,13 @@ class SimpleEngine:
     """An engine process driven one call at a time, python-chess' ``SimpleEngine``.
 
     ``SimpleEngine.popen("c4engine")`` starts it, completes the handshake, chooses
-    the ``cfour`` variant when offered and waits for ``readyok``.  Every call waits
-    at most as long as its limit allows (plus :data:`SEARCH_GRACE`), or
-    :data:`SEARCH_TIMEOUT` for depth and node limits: a crashed engine raises
-    EngineDied at once, a silent one EngineTimeout, never a hang.  After an
-    EngineTimeout the search has been stopped and the engine may be used again."""
+    the ``cfour`` variant when offered and waits for ``readyok``.  A search call
+    lasts at most as long as its limit allows plus :data:`SEARCH_GRACE`, or
+    :data:`SEARCH_TIMEOUT` for depth and node limits, stopping a silent search
+    included: a crashed engine raises EngineDied at once, a silent one
+    EngineTimeout, never a hang.  After an EngineTimeout the search has been
+    stopped and the engine may be used again; one that does not answer the stop
+    either has been ended (EngineDied)."""
 
     def __init__(self, client: EngineClient) -> None:
         self.client = client
@@ -804,25 +865,31 @@ class SimpleEngine:
         """The engine's answer to ``go`` in ``position`` as it came, with the position
         searched: for a referee that judges the move itself (an illegal one is
         returned, not raised).  EngineTimeout as in :meth:`play`, with the search
-        stopped; EngineError when the position cannot be sent."""
+        stopped; EngineError when the position cannot be sent.
+
+        The whole call fits in the wait (``timeout``, or what ``limit`` implies):
+        the search is given up :data:`STOP_GRACE` before its end (half the wait at
+        most), which is left for the engine to answer ``stop`` and ``isready``."""
         try:
             board = self.client.position(position.moves, position.start_fen)
         except RulesError as err:
             raise EngineError(f"cannot send the position: {err}") from None
         wait = limit.timeout(board.side_to_move) if timeout is None else timeout
+        deadline = time.monotonic() + wait
         try:
-            return board, self.client.go(limit.go_params(), wait)
+            return board, self.client.go(limit.go_params(), wait - min(STOP_GRACE, wait / 2))
         except EngineTimeout:
-            self._recover()
+            self._recover(deadline)
             raise
 
-    def _recover(self) -> None:
-        """After a search given up on: stop it and wait until the engine is ready, so
-        that it can be used again.  An engine that does not answer that either is
-        ended, and EngineDied raised: a caller must not take it for a slow move."""
+    def _recover(self, deadline: float) -> None:
+        """After a search given up on: stop it and wait, until ``deadline``, for the
+        engine to be ready, so that it can be used again.  An engine that does not
+        answer that either is ended, and EngineDied raised: a caller must not take
+        it for a slow move."""
         try:
             self.client.stop()
-            self.client.is_ready()
+            self.client.is_ready(max(0.0, deadline - time.monotonic()))
         except EngineError as err:
             self.client.kill()
             raise EngineDied(f"{err} (after a search was stopped; the engine was ended)") \

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import io
 import sys
+import threading
 import time
+import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,11 +16,12 @@ from engine_process import ended_within
 
 from c4engine import Position
 from c4engine.engine import (
-    MAX_NUMBER, READY_SECONDS_PER_GIB, EngineClient, EngineDied, EngineError, EngineTimeout, Limit,
-    Score, SearchResult, SimpleEngine, collect_lines, engine_move, hash_ready_seconds, merge_info,
-    parse_info, parse_number,
+    MAX_NUMBER, READY_SECONDS_PER_GIB, SEARCH_GRACE, EngineClient, EngineDied, EngineError,
+    EngineTimeout, Limit, Score, SearchResult, SimpleEngine, collect_lines, engine_move,
+    hash_ready_seconds, merge_info, parse_info, parse_number,
 )
 from c4engine.protocol.go_params import GoParams
+from c4engine.protocol.lines import bounded_lines
 from c4engine.rules.board import RulesError
 from c4engine.rules.notation import parse_digits, to_fen
 
@@ -193,6 +197,76 @@ def test_a_bestmove_that_answers_no_go_is_discarded():
         client.quit()
 
 
+def test_bounded_lines_drop_a_line_over_the_limit_as_soon_as_it_is_one():
+    stream = io.BytesIO(b"ok\n" + b"x" * 9 + b"\n" + b"y" * 8 + b"\n" + b"z" * 30 + b"\nend")
+    lines = bounded_lines(stream, limit=8)
+    assert next(lines) == b"ok\n"
+    assert next(lines) is None
+    assert next(lines) == b"y" * 8 + b"\n"
+    assert next(lines) is None
+    assert stream.tell() == 3 + 10 + 9 + 9  # told before the rest of the line was read
+    assert list(lines) == [b"end"]
+
+
+def traced_peak(action) -> int:
+    """The most memory Python objects held while ``action`` ran (all threads)."""
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_line_over_64_kib_is_dropped_and_counted_in_bounded_memory():
+    """Issue 19, item 1: the client read an engine's line whole, whatever its length."""
+    client = EngineClient(misbehaving("longline", "32"))
+    client.start()
+    try:
+        client.setup()
+        client.position([])
+        result: list[SearchResult] = []
+        peak = traced_peak(lambda: result.append(client.go(GoParams(depth=1), timeout=20)))
+        assert peak < 4 << 20  # the line is 32 MiB
+        assert result[0].bestmove == "P@a1"
+        assert client.dropped_lines == 1
+    finally:
+        client.quit()
+
+
+def test_an_engine_that_floods_waits_for_the_client_to_read():
+    """Issue 19, item 1: 16 MiB of info lines queued up while the caller did not read."""
+    client = EngineClient(misbehaving("flood", "16"))
+    client.start()
+    try:
+        client.setup()
+        client.position([])
+        client.send("go depth 1")
+        peak = traced_peak(lambda: time.sleep(1.5))
+        assert peak < 4 << 20
+        while not client.read_line(10).startswith("bestmove"):
+            pass
+    finally:
+        client.quit()
+
+
+def test_a_reader_that_fails_ends_the_output_not_its_thread(monkeypatch):
+    """Issue 19, item 1: under a memory cap the reader thread died of MemoryError
+    with a traceback, and the client waited for the lines it would never read."""
+    def failing(_stream):
+        raise MemoryError
+        yield b""
+    died: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", died.append)
+    monkeypatch.setattr("c4engine.engine.bounded_lines", failing)
+    client = EngineClient(SIMPLE)
+    began = time.monotonic()
+    with pytest.raises(EngineDied, match=r"its output could not be read \(MemoryError"):
+        client.start(timeout=10)
+    assert time.monotonic() - began < 3
+    assert not client.alive and not died
+
+
 def test_an_engine_whose_child_holds_its_output_is_seen_dead_and_the_child_ended(tmp_path):
     """Issue 10, item 5: the engine exits, its child keeps the pipe open."""
     pid_file = tmp_path / "child.pid"
@@ -263,14 +337,31 @@ def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
 
 def test_simple_engine_ends_an_engine_still_deaf_after_a_timeout():
     """It answers neither the search nor the isready after it: not a slow move
-    (EngineTimeout) but an engine gone (EngineDied), and its process ended."""
+    (EngineTimeout) but an engine gone (EngineDied), and its process ended, all
+    within the wait asked for (issue 19, item 6: the isready had 15 s more)."""
     with SimpleEngine.popen(misbehaving("deaf")) as engine:
-        engine.client.ready_timeout = 0.5
         began = time.monotonic()
         with pytest.raises(EngineDied, match="the engine was ended"):
-            engine.play(Position(), Limit(time=0.05), timeout=0.5)
-        assert time.monotonic() - began < 4
+            engine.play(Position(), Limit(time=0.05), timeout=1.0)
+        assert time.monotonic() - began < 1.0 + 0.5
         assert not engine.client.alive
+
+
+def test_simple_engine_waits_its_time_limit_plus_the_grace_and_no_more():
+    """Issue 19, item 6: Limit(time=0.5) against a deaf engine blocked 20.5 s."""
+    with SimpleEngine.popen(misbehaving("deaf")) as engine:
+        began = time.monotonic()
+        with pytest.raises(EngineDied):
+            engine.play(Position(), Limit(time=0.5))
+        assert time.monotonic() - began < 0.5 + SEARCH_GRACE + 0.5
+
+
+def test_simple_engine_waits_its_start_up_timeout_for_the_first_readyok():
+    """Issue 19, item 6: popen(timeout=1) waited 15 s (the later readyok's limit)."""
+    began = time.monotonic()
+    with pytest.raises(EngineTimeout, match="no readyok within 1 s"):
+        SimpleEngine.popen(misbehaving("slowready", "30"), timeout=1)
+    assert time.monotonic() - began < 3
 
 
 def test_simple_engine_that_never_completes_the_handshake_is_an_error():

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import signal
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from engine_process import ended_within  # noqa: E402
 from c4engine.engine import own_engine_argv  # noqa: E402
 from c4engine.gui import server as server_module  # noqa: E402
 from c4engine.gui import session as session_module  # noqa: E402
+from c4engine.gui.process import LineSplitter  # noqa: E402
 from c4engine.gui.server import create_app  # noqa: E402
 from c4engine.gui.session import Session  # noqa: E402
 
@@ -257,7 +262,7 @@ def test_a_page_that_leaves_drops_its_waiting_requests(
         await page.ready()
         (session,) = watched.made
         assert session.engine is not None
-        engine_pid = session.engine.process.pid
+        engine_pid = session.engine.pid
         await flood(page, backlog)
         for _ in range(200):  # until the server has read most of them
             if session.waiting_requests > backlog // 2:
@@ -430,6 +435,111 @@ def test_an_engine_that_never_finishes_starting_is_reported(monkeypatch: pytest.
         hung = await page.state_where(lambda s: s["engine"]["status"] == "hung")
         assert "did not finish starting" in hung["engine"]["detail"]
     with_pages(body)()
+
+
+def test_line_splitter_drops_a_line_over_the_limit_as_it_comes() -> None:
+    splitter = LineSplitter(limit=8)
+    assert splitter.feed(b"ok\r\n12345") == [b"ok\r"]
+    assert splitter.feed(b"6789") == [None]  # 9 bytes and no newline yet: too long already
+    assert splitter.feed(b"more\nyyyyyyyy\nzzzzzzzzz\nla") == [b"yyyyyyyy", None]
+    assert splitter.feed(b"st") == [] and splitter.finish() == [b"last"]
+
+
+@with_pages
+async def test_a_line_over_64_kib_is_dropped_not_taken_for_the_end(opener: Opener) -> None:
+    """Issue 19, item 5: a 1 MiB line was reported as 'it closed its output'."""
+    page = await opener(misbehaving("longline", "1"))
+    await page.ready()
+    await page.send(op="move", column=4)
+    state = await page.state_where(lambda s: len(s["moves"]) == 2 or s["engine"]["status"] != "ready")
+    assert state["engine"]["status"] == "ready", state["engine"]
+    assert state["moves"] == [4, 1]
+
+
+def test_a_line_that_never_ends_is_a_hang_that_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+
+    async def body(opener: Opener) -> None:
+        page = await opener(misbehaving("endless"))
+        await page.ready()
+        await page.send(op="settings", movetime=100)
+        await page.send(op="move", column=1)
+        hung = await page.state_where(lambda s: s["engine"]["status"] != "ready")
+        assert hung["engine"]["status"] == "hung"
+        assert "it wrote 1 line(s) over 65536 bytes" in hung["engine"]["detail"]
+    with_pages(body)()
+
+
+def test_an_answer_in_time_behind_a_flood_is_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19, item 5: an engine floods info lines, then answers at once; the page
+    takes its time over each (2 ms here), so the session handles the bestmove well
+    after the deadline, though it arrived long before it."""
+    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+    messages: list[dict[str, Any]] = []
+
+    async def slow_page(message: dict[str, Any]) -> None:
+        messages.append(message)
+        if message["type"] == "info":
+            await asyncio.sleep(0.002)
+
+    async def until_state(check: Callable[[dict[str, Any]], bool], seen: int = 0) -> dict[str, Any]:
+        """The first state from ``messages[seen]`` on that passes ``check``."""
+        while not (states := [m for m in messages[seen:] if m["type"] == "state" and check(m)]):
+            await asyncio.sleep(0.05)
+        return states[0]
+
+    async def body() -> None:
+        session = Session(misbehaving("flood", "0.05"), slow_page)  # about 1,300 lines
+        runner = asyncio.create_task(session.run())
+        try:
+            await until_state(lambda s: s["engine"]["status"] == "ready")
+            seen = len(messages)
+            session.submit(json.dumps({"op": "settings", "movetime": 100}))
+            session.submit(json.dumps({"op": "move", "column": 1}))
+            began = time.monotonic()
+            state = await until_state(lambda s: len(s["moves"]) == 2 or s["engine"]["status"] != "ready",
+                                      seen)
+            assert time.monotonic() - began > 0.1 + 0.5  # handled after the deadline
+            assert state["engine"]["status"] == "ready", state["engine"]
+        finally:
+            session.close()
+            await runner
+    run(body())
+
+
+def test_no_asyncio_complaint_at_exit_about_a_pipe_a_child_still_holds(tmp_path: Path) -> None:
+    """Issue 19, item 5: the engine's child (in a session of its own) holds its
+    stderr; at exit asyncio printed 'Exception ignored in BaseSubprocessTransport.__del__'
+    (the engine's pipes were left open for the garbage collector)."""
+    pid_file = tmp_path / "child.pid"
+    engine = " ".join([*misbehaving("escape", str(pid_file))])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent),
+                                                                    os.environ.get("PYTHONPATH")]))}
+    server = subprocess.Popen([sys.executable, "-m", "c4engine", "gui", "--no-browser", "--engine", engine],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert server.stdout is not None
+        url = re.search(r"http://\S+/", server.stdout.readline())
+        assert url, "the server did not say where it listens"
+
+        async def body() -> None:
+            from aiohttp import ClientSession
+            async with ClientSession() as http:
+                ws = await http.ws_connect(url.group(0) + "ws", headers={"Origin": url.group(0).rstrip("/")})
+                page = Page(ws)
+                await page.ready()
+                await page.send(op="move", column=1)
+                await page.state_where(lambda s: len(s["moves"]) == 2)
+                server.send_signal(signal.SIGINT)
+                await ws.receive(timeout=20)
+        run(body())
+        _, errors = server.communicate(timeout=20)
+    finally:
+        server.kill()
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert server.returncode == 0, errors
+    assert "Exception ignored" not in errors and "Traceback" not in errors, errors
 
 
 class RecordingEngine:

@@ -7,6 +7,7 @@ c4engine processes (``python -m c4engine`` from this checkout)."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -165,6 +166,37 @@ def test_misbehaving_engine_loses_every_game(mode, changes, termination, words):
         assert words in outcome.pgn.result_comment
     assert report.tally.forfeits(1) == {termination: 4}
     assert not report.tally.forfeits(0)
+
+
+MEMORY_CAP = 256 << 20  # bytes of address space: the referee itself takes about 150 MB
+
+
+def capped_match(*args: str) -> subprocess.CompletedProcess[str]:
+    """``c4engine match`` run with ``args`` under :data:`MEMORY_CAP` (its engines too)."""
+    return subprocess.run(
+        [sys.executable, "-m", "c4engine", "match", *args], capture_output=True, text=True,
+        timeout=120, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                             (MEMORY_CAP, MEMORY_CAP)))
+
+
+def test_a_line_longer_than_the_memory_cap_is_dropped_and_costs_no_game(importable_repo):
+    """Issue 19, item 1: a 384 MiB line killed the reader thread with a MemoryError."""
+    referee = capped_match("--engine", SIMPLE_LAST, "--engine", misbehaving("longline", "384"),
+                           "--depth", "1", "--games", "2", "--concurrency", "1")
+    assert referee.returncode == 0, referee.stderr
+    assert "Traceback" not in referee.stderr and "Error" not in referee.stderr
+    assert "2 of 2 games finished" in referee.stdout and "Forfeits" not in referee.stdout
+    assert "Dropped from simple-2: 1 line(s) over 65536 bytes" in referee.stdout
+
+
+def test_a_line_that_never_ends_loses_the_game_on_time_and_says_why(importable_repo):
+    referee = capped_match("--engine", SIMPLE, "--engine", misbehaving("endless"),
+                           "--movetime", "200", "--games", "1")
+    assert referee.returncode == 0, referee.stderr
+    assert "Black loses on time (no move in 200 ms; it wrote 1 line(s) over 65536 bytes)" \
+        in referee.stderr
+    assert "Forfeits by simple-2: 1 (time forfeit 1)" in referee.stdout
+    assert "Traceback" not in referee.stderr
 
 
 def assert_pgn_reads_back_as_played(pgn, outcomes):
@@ -366,6 +398,7 @@ def test_cli_usage_errors(args, message):
 @pytest.mark.parametrize("command, message", [
     ("/nonexistent/engine", "cannot start '/nonexistent/engine'"),
     (misbehaving("silent"), "misbehaving_engine.py silent: no uciok within 3 s"),
+    (misbehaving("slowready", "30"), "misbehaving_engine.py slowready 30: no readyok within 3 s"),
     (f"{sys.executable} -c pass", "exited with code 0"),
     (misbehaving("chess"), "its UCI_Variant option offers no cfour"),
 ])

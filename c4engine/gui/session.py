@@ -40,6 +40,7 @@ from typing import Any
 
 from ..engine import SEARCH_GRACE, engine_move, learn_uci_line, offers_variant, parse_info, start_failure
 from ..protocol.go_params import GoParams
+from ..protocol.lines import MAX_LINE_BYTES
 from ..referee.pgn import PgnGame, PgnMove, write_game
 from ..reviewer import GameInput, InputProblem, read_input
 from ..rules.board import Board, RulesError
@@ -103,6 +104,7 @@ class Session:
         self.handshake_deadline = 0.0
         self.review: PageReview | None = None
         self.reviews_started = 0
+        self.lines_handled, self.line_arrived = 0, 0.0  # of the engine's lines; when the last came
         self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
             "move": self.req_move, "undo": self.req_undo, "redo": self.req_redo, "new": self.req_new,
             "set": self.req_set, "settings": self.req_settings, "hint": self.req_hint,
@@ -149,6 +151,7 @@ class Session:
                 await self.on_request(event[1])
                 await self.tell_refused()
             elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
+                self.lines_handled, self.line_arrived = self.lines_handled + 1, event[3]
                 await self.on_engine_line(event[2])
         except Exception as exc:  # noqa: BLE001 - a bug must not end the page's session
             traceback.print_exc()
@@ -317,9 +320,11 @@ class Session:
         await self.drop_engine()
         self.status, self.detail, self.engine_name = "starting", "", ""
         self.engine_options, self.sent_options, self.drops = {}, {}, False
+        self.lines_handled = 0
         try:
             self.engine = await EngineProcess.start(
-                self.argv, lambda serial, line: self.events.put_nowait(("line", serial, line)))
+                self.argv,
+                lambda serial, line, arrived: self.events.put_nowait(("line", serial, line, arrived)))
         except OSError as err:
             self.status, self.detail = "dead", start_failure(shlex.join(self.argv), err)
             return
@@ -340,11 +345,18 @@ class Session:
         await self.push_state()
 
     async def check_hang(self) -> None:
+        """Whether a deadline passed with no answer.  While engine lines wait in the
+        queue the clock is the arrival of the newest one handled: an answer that
+        came in time is not late for waiting behind a flood of ``info``."""
         now = time.monotonic()
+        if self.engine is not None and self.engine.lines_passed > self.lines_handled:
+            now = self.line_arrived
         if self.status == "starting" and self.engine is not None and now > self.handshake_deadline:
             await self.engine_failed("hung", f"it did not finish starting within {HANDSHAKE_SECONDS:g} s")
         elif self.pending and self.pending[0].deadline is not None and now > self.pending[0].deadline:
-            await self.engine_failed("hung", f"no bestmove within its time plus {HANG_GRACE:g} s")
+            dropped = self.engine.dropped_lines if self.engine is not None else 0
+            why = f"; it wrote {dropped} line(s) over {MAX_LINE_BYTES} bytes" if dropped else ""
+            await self.engine_failed("hung", f"no bestmove within its time plus {HANG_GRACE:g} s{why}")
 
     # -- engine lines -----------------------------------------------------
     async def on_engine_line(self, line: str | None) -> None:

@@ -32,12 +32,12 @@ from ..version import __version__
 from ..rules.board import Board, RulesError
 from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
 from .go_params import GoParams, GoParamsError
+from .lines import MAX_LINE_BYTES, bounded_lines
 from .options import SPECS, OptionError, Options
 
 if TYPE_CHECKING:
     from .backend import Backend
 
-MAX_LINE_BYTES = 1 << 16
 MAX_PERFT_DEPTH = 10
 SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
@@ -399,13 +399,8 @@ class SearchJob:
 
 def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
     """Lines of input as text; an over-long or non-UTF-8 line is reported and skipped."""
-    while True:
-        raw = stream.readline(MAX_LINE_BYTES + 1)
-        if not raw:
-            return
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = stream.readline(MAX_LINE_BYTES)
+    for raw in bounded_lines(stream):
+        if raw is None:
             out.error(f"line longer than {MAX_LINE_BYTES} bytes ignored")
             continue
         try:

@@ -225,8 +225,9 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
     - each engine runs in its own process group, ended with it;
     - uciok and the first readyok after a start are awaited --handshake-timeout
       each (an engine may compile or load its data first); every later readyok
-      15 s, plus 8 s per GiB of a Hash option (an engine that allocates or
-      clears a large table at once is slow).
+      15 s; a readyok 8 s more per GiB of a Hash option (an engine that
+      allocates or clears a large table at once is slow);
+    - an engine line over 64 KiB is dropped unread and counted in the summary.
     """
     specs = ctx.meta[_ENGINE_GROUP_KEY]
     if len(specs) != 2:

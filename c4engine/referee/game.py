@@ -4,7 +4,8 @@ The referee trusts neither engine.  It keeps the position with our own rules
 (:mod:`c4engine.rules.board`), checks every move, ends games on four in a row or a
 full board, keeps the clocks, and scores a game as lost for the engine that
 crashes, plays an illegal move, answers after its time, or stalls; the reason
-goes into the PGN and the statistics.
+goes into the PGN and the statistics.  An engine line over 64 KiB is dropped
+and counted; if no move comes in time after it, the forfeit says so.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from ..engine import EngineError, EngineTimeout, engine_move
 from ..protocol.go_params import GoParams
+from ..protocol.lines import MAX_LINE_BYTES
 from ..rules.board import RulesError
 from ..rules.notation import parse_digits
 from .config import GameSpec, MatchConfig
@@ -26,14 +28,16 @@ SIDES = ("White", "Black")
 @dataclass(frozen=True)
 class GameOutcome:
     """A finished game: its PGN record, engine 0's points, who forfeited, if anyone,
-    and how many ``bestmove`` lines each engine sent that answered no ``go``
-    (discarded: not a forfeit, since the move that did answer was judged)."""
+    how many ``bestmove`` lines each engine sent that answered no ``go``
+    (discarded: not a forfeit, since the move that did answer was judged), and
+    how many lines over 64 KiB each wrote (dropped unread)."""
 
     spec: GameSpec
     pgn: PgnGame
     points: float
     forfeit: int | None = None
     stale_bestmoves: tuple[int, int] = (0, 0)
+    dropped_lines: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -79,15 +83,18 @@ class Game:
         allowed = self._allowed_ms(colour)
         timeout = (allowed + self.config.timemargin) / 1000 if allowed is not None \
             else self.config.stall_timeout
+        dropped_before = player.client.dropped_lines
         try:
             player.client.position([col + 1 for col in self.pos.history])
             reply = player.client.go(self._limits(), timeout)
         except EngineTimeout:
+            dropped = player.client.dropped_lines - dropped_before
+            why = f"; it wrote {dropped} line(s) over {MAX_LINE_BYTES} bytes" if dropped else ""
             if allowed is None:
                 return _forfeit(colour, "stalled connection",
-                                f"{{side}}'s connection stalls (no move in {timeout:g} s)")
+                                f"{{side}}'s connection stalls (no move in {timeout:g} s{why})")
             return _forfeit(colour, "time forfeit",
-                            f"{{side}} loses on time (no move in {allowed:.0f} ms)")
+                            f"{{side}} loses on time (no move in {allowed:.0f} ms{why})")
         except EngineError as err:
             return _forfeit(colour, "abandoned", f"{{side}} disconnects ({err})")
         elapsed_ms = reply.elapsed * 1000
@@ -130,8 +137,10 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
     seats = (players[spec.white], players[1 - spec.white])
     game = Game(spec, seats, config)
     stale_before = [p.client.stale_bestmoves for p in players]
+    dropped_before = [p.client.dropped_lines for p in players]
     ending = game.play()
-    stale = tuple(p.client.stale_bestmoves - n for p, n in zip(players, stale_before))
+    stale = [p.client.stale_bestmoves - n for p, n in zip(players, stale_before)]
+    dropped = [p.client.dropped_lines - n for p, n in zip(players, dropped_before)]
     record = PgnGame(
         white=names[spec.white], black=names[1 - spec.white], result=ending.result,
         moves=tuple(game.moves), round=str(spec.round), event="c4engine match",
@@ -140,4 +149,5 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
     white_points = {"1-0": 1.0, "0-1": 0.0}.get(ending.result, 0.5)
     points = white_points if spec.white == 0 else 1.0 - white_points
     forfeit = None if ending.loser is None else spec.white ^ ending.loser  # colour -> engine
-    return GameOutcome(spec, record, points, forfeit, (stale[0], stale[1]))
+    return GameOutcome(spec, record, points, forfeit, (stale[0], stale[1]),
+                       (dropped[0], dropped[1]))

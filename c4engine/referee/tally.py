@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..protocol.lines import MAX_LINE_BYTES
 from .game import GameOutcome
 from .stats import (
     Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial, score, sprt_decision,
@@ -48,6 +49,9 @@ class Tally:
     def stale_bestmoves(self, engine: int) -> int:
         return sum(o.stale_bestmoves[engine] for o in self.outcomes)
 
+    def dropped_lines(self, engine: int) -> int:
+        return sum(o.dropped_lines[engine] for o in self.outcomes)
+
     def score_line(self) -> str:
         """cutechess' ``Score of A vs B: W - L - D [score] N``."""
         wins, draws, losses = self.wdl()
@@ -89,6 +93,10 @@ class Tally:
             if stale:
                 lines.append(f"Discarded from {self.names[engine]}: {stale} bestmove(s) "
                              f"that answered no go")
+            dropped = self.dropped_lines(engine)
+            if dropped:
+                lines.append(f"Dropped from {self.names[engine]}: {dropped} line(s) over "
+                             f"{MAX_LINE_BYTES} bytes")
         lines.append(f"{len(self.outcomes)} of {scheduled} games finished.")
         return lines
 

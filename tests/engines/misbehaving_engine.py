@@ -41,6 +41,7 @@ import time
 from simple_engine import FILES, HEIGHT, WIDTH, SimpleEngine
 
 LATE_BY = 0.3  # seconds past the engine's own time
+MIB = 1 << 20
 HOSTILE = '}{ "1-0" \\ {'
 
 
@@ -161,6 +162,22 @@ class MisbehavingEngine(SimpleEngine):
                            f"nodes {depth * 10 + k} pv {first}")
         self.reply("info nodes 99 time 12")
         self.reply(f"bestmove {self.notation(free[0])}")
+
+    def go_longline(self, args: list[str]) -> None:
+        self.mode = "played"  # once only: later moves are played as usual
+        for _ in range(int(self.arg or 1)):
+            sys.stdout.write("x" * MIB)
+        sys.stdout.write("\n")
+        super().on_go(args)
+
+    def go_endless(self, _args: list[str]) -> None:
+        while True:
+            sys.stdout.write("x" * MIB)
+
+    def go_flood(self, args: list[str]) -> None:
+        line = "info depth 1 score cp 0 nodes 1 pv " + self.notation(self.choose()) + "\n"
+        sys.stdout.write(line * (int(float(self.arg or 1) * MIB) // len(line)))
+        super().on_go(args)
 
     @staticmethod
     def time_budget(args: list[str]) -> float:
