@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..geometry import STANDARD, Geometry
 from .bits import (
     BOARD_MASK, H1, HEIGHT, WIDTH, bottom_cell, column_cells, has_four, playable_cells, popcount,
     top_cell, winning_cells,
@@ -29,6 +30,7 @@ class Board:
     current: int = 0
     mask: int = 0
     history: tuple[int, ...] = field(default=())
+    geometry: Geometry = STANDARD  # only 7x6 until the rules take any geometry (issue 18)
 
     @cached_property
     def stones(self) -> int:
@@ -136,7 +138,7 @@ def validate_setup(first: int, second: int) -> None:
         raise RulesError("the game is already over: the board is full")
 
 
-def from_stones(first: int, second: int, first_to_move: bool) -> Board:
+def from_stones(first: int, second: int, first_to_move: bool, geometry: Geometry = STANDARD) -> Board:
     """A position from each player's stones and the side to move, after
     :func:`validate_setup`; the side to move must agree with the counts."""
     validate_setup(first, second)
