@@ -37,6 +37,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..geometry import STANDARD, Geometry, GeometryError
 from ..kernel import layout, solve, table
 from ..kernel.book import SCORE_STONES, OpeningBook
 from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
@@ -102,7 +103,10 @@ class Searcher:
     if the allocation fails they raise MemoryError and change nothing."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
-                 book: OpeningBook | None = None, threads: int = 1) -> None:
+                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD) -> None:
+        if geometry != STANDARD:
+            raise GeometryError(f"board {geometry}: the search plays 7x6 only so far (issue 18)")
+        self.geometry = geometry
         self.book = book or OpeningBook.empty()
         self.hash_mb = hash_mb
         self.threads: list[SearchThread] = []
