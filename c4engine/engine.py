@@ -61,10 +61,12 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypedDict
 
 from .protocol.go_params import GoParams
+from .geometry import STANDARD, Geometry
 from .protocol.lines import MAX_LINE_BYTES, bounded_lines
 from .rules.board import Board
 from .rules.board import RulesError
 from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
+from .rules.variants import BOARD_NAME_PREFIX, Variant, built_in
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 READY_TIMEOUT = 15.0  # ... and for `readyok`
@@ -146,11 +148,11 @@ def parse_number(text: str) -> int:
 
 
 def move_column(token: str) -> int:
-    """The column 1-7 a move token names, read from its notation alone (a digit, or
-    the file of a drop); ValueError for anything else."""
-    if len(token) == 1 and token in DIGITS[1:8]:
+    """The column 1.. a move token names, read from its notation alone (a digit, or
+    the file of a drop, on any board); ValueError for anything else."""
+    if len(token) == 1 and token in DIGITS[1:]:
         return int(token)
-    if len(token) == 4 and token.startswith("P@") and token[2] in FILES:
+    if 4 <= len(token) <= 5 and token.startswith("P@") and token[2] in FILES and token[3:].isdigit():
         return FILES.index(token[2]) + 1
     raise ValueError(f"'{token[:30]}' is not a move")
 
@@ -225,11 +227,12 @@ def engine_move(token: str, board: Board, drops: bool) -> int:
     engine was told to speak; RulesError (an illegal move) otherwise."""
     if token in ("", "(none)", "0000"):
         raise RulesError("no move given")
-    is_drop = len(token) == 4 and token[1] == "@"
+    is_drop = len(token) >= 4 and token[1] == "@"
     if drops and not is_drop:
-        raise RulesError(f"move '{token}': after UCI_Variant cfour a move is a drop like P@d1")
+        raise RulesError(f"move '{token}': after UCI_Variant a move is a drop like P@d1")
     if not drops and is_drop:
-        raise RulesError(f"move '{token}': without UCI_Variant cfour a move is a column 1-7")
+        raise RulesError(f"move '{token}': without UCI_Variant a move is a column "
+                         f"1-{board.geometry.width}")
     col = parse_move(token, board)
     board.play(col)  # raises on a full column or a finished game
     return col
@@ -433,11 +436,11 @@ def how_it_ended(code: int | None, stderr: Iterable[str]) -> str:
 
 
 def position_command(moves: Sequence[int], start_fen: str | None,
-                     drops: bool) -> tuple[str, Board]:
-    """``position startpos|fen <start_fen> [moves ...]`` with ``moves`` as columns
-    1-7 written as drops or digits (``drops``), and the position they reach;
-    RulesError when the moves or the FEN are not legal."""
-    start = parse_fen(start_fen) if start_fen else Board()
+                     drops: bool, geometry: Geometry = STANDARD) -> tuple[str, Board]:
+    """``position startpos|fen <start_fen> [moves ...]`` on the board of ``geometry``
+    with ``moves`` as columns 1..W written as drops or digits (``drops``), and the
+    position they reach; RulesError when the moves or the FEN are not legal."""
+    start = parse_fen(start_fen, geometry) if start_fen else Board(geometry=geometry)
     cols = [col - 1 for col in moves]
     tokens = format_line(start, cols, drops)
     line = f"position fen {start_fen}" if start_fen else "position startpos"
@@ -459,6 +462,7 @@ class EngineClient:
         self.id_name: str | None = None
         self.options: dict[str, str] = {}
         self.drops = False
+        self.variant = built_in(STANDARD)
         self.ready_timeout = READY_TIMEOUT
         self.stale_bestmoves = 0
         self.dropped_lines = 0
@@ -503,7 +507,8 @@ class EngineClient:
 
     def setup(self, options: Sequence[tuple[str, str]] = (),
               ready_timeout: float = READY_TIMEOUT,
-              startup_timeout: float = HANDSHAKE_TIMEOUT) -> None:
+              startup_timeout: float = HANDSHAKE_TIMEOUT,
+              variant: Variant | None = None, variants_path: str | None = None) -> None:
         """After :meth:`start`: choose the variant, set ``options``, wait for ``readyok``.
 
         This first ``readyok`` ends the engine's start-up, which may take
@@ -517,12 +522,19 @@ class EngineClient:
         ``cfour`` would play some other game with our moves (Debian's
         Fairy-Stockfish 11.1 does) and is refused, as cutechess does.  Every later
         ``readyok`` may take ``ready_timeout`` plus the time a large ``Hash``
-        needs to be allocated or cleared."""
-        self.drops = self.supports_variant("cfour")
-        if self.drops:
-            self.set_option("UCI_Variant", "cfour")
-        elif "UCI_Variant" in self.options:
-            raise EngineError(f"{self.name}: its UCI_Variant option offers no cfour")
+        needs to be allocated or cleared.
+
+        Another ``variant`` (another board) must be played in drops: the engine gets
+        ``VariantPath`` first when ``variants_path`` is given and it has the option,
+        then ``UCI_Variant``; EngineError when it cannot offer the variant."""
+        if variant is not None and variant.geometry != STANDARD:
+            self._choose_variant(variant, variants_path)
+        else:
+            self.drops = self.supports_variant("cfour")
+            if self.drops:
+                self.set_option("UCI_Variant", "cfour")
+            elif "UCI_Variant" in self.options:
+                raise EngineError(f"{self.name}: its UCI_Variant option offers no cfour")
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
@@ -576,6 +588,21 @@ class EngineClient:
     def set_option(self, name: str, value: str) -> None:
         self.send(f"setoption name {name} value {value}")
 
+    def _choose_variant(self, variant: Variant, variants_path: str | None) -> None:
+        """``UCI_Variant`` for a game on another board: listed by the engine, defined in
+        the variants file it was given, or a built-in board name of an engine that
+        lists such names (c4engine takes any ``cfour-WxH``)."""
+        loaded = variants_path is not None and "VariantPath" in self.options
+        if loaded:
+            self.set_option("VariantPath", str(variants_path))
+        built_in_board = variant.name.startswith(BOARD_NAME_PREFIX) and any(
+            word.startswith(BOARD_NAME_PREFIX) for word in self.options.get("UCI_Variant", "").split())
+        if not (self.supports_variant(variant.name) or loaded or built_in_board):
+            raise EngineError(f"{self.name}: its UCI_Variant option offers no {variant.name} "
+                              f"(give it a variants file that defines it: --variants)")
+        self.set_option("UCI_Variant", variant.name)
+        self.variant, self.drops = variant, True
+
     def supports_variant(self, variant: str) -> bool:
         """Whether the engine lists ``variant`` among its ``UCI_Variant`` values."""
         return offers_variant(self.options, variant)
@@ -595,7 +622,7 @@ class EngineClient:
         """``position startpos|fen <start_fen> [moves ...]`` with ``moves`` as columns
         1-7, written in the engine's notation; the position they reach.  RulesError
         (before anything is sent) when the moves or the FEN are not legal."""
-        line, board = position_command(moves, start_fen, self.drops)
+        line, board = position_command(moves, start_fen, self.drops, self.variant.geometry)
         self.send(line)
         return board
 

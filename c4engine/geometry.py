@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 WORD_BITS = 64
+MAX_WIDTH = WORD_BITS // 2  # one row and its sentinel per column
 MIN_CONNECT = 3
 BOARD_PATTERN = re.compile(r"(\d{1,3})x(\d{1,3})(?:k(\d{1,3}))?")
 

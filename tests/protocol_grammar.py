@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-MOVE = r"(?:[1-7]|P@[a-g][1-6])"
+MOVE = r"(?:[1-9]|P@[a-z][1-9]\d?)"  # digits up to 9 columns, drops on any board
 INFO_RE = re.compile(
     r"info depth (?P<depth>\d+) seldepth (?P<seldepth>\d+) multipv (?P<multipv>\d+) "
     r"score (?P<kind>cp|mate) (?P<value>-?\d+)(?: (?P<bound>lowerbound|upperbound))? nodes (?P<nodes>\d+) "
@@ -24,8 +24,9 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     ERROR_RE.pattern,
     DEBUG_RE.pattern,
     r"info string no opening book, searching without it: \S.*",
+    r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
     BESTMOVE_RE.pattern,
-    r"([.XO] ){6}[.XO]", r"1 2 3 4 5 6 7",                        # d: the board
+    r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
     r"Moves: (\(none\)|" + MOVE + r"( " + MOVE + r")*)",
     r"term +weight +X \(first\) +O \(second\)",                   # eval

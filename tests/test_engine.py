@@ -124,9 +124,9 @@ def test_moves_must_come_in_the_notation_the_engine_was_told():
     pos = parse_digits("44")
     assert engine_move("P@d3", pos, drops=True) == 3
     assert engine_move("4", pos, drops=False) == 3
-    with pytest.raises(RulesError, match="after UCI_Variant cfour a move is a drop"):
+    with pytest.raises(RulesError, match="after UCI_Variant a move is a drop"):
         engine_move("4", pos, drops=True)
-    with pytest.raises(RulesError, match="without UCI_Variant cfour a move is a column"):
+    with pytest.raises(RulesError, match="without UCI_Variant a move is a column 1-7"):
         engine_move("P@d3", pos, drops=False)
     with pytest.raises(RulesError, match="lands on rank 3"):
         engine_move("P@d1", pos, drops=True)

@@ -12,9 +12,10 @@ import random
 
 import pytest
 
+from c4engine.geometry import Geometry
 from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import (
-    START_FEN, format_line, parse_digits, parse_fen, parse_move, play_moves, to_fen,
+    format_line, parse_digits, parse_fen, parse_move, play_moves, start_fen, to_fen,
 )
 
 SEED = 20240612
@@ -92,7 +93,7 @@ def test_fen_round_trips(positions: list[Board]) -> None:
 
 
 def test_cutechess_start_fen() -> None:
-    assert START_FEN == CUTECHESS_START_FEN
+    assert start_fen() == CUTECHESS_START_FEN
     start = parse_fen(CUTECHESS_START_FEN)
     assert (start.current, start.mask) == (0, 0)
     assert to_fen(Board()) == CUTECHESS_START_FEN
@@ -132,8 +133,8 @@ def test_malformed_fen(fen: str, message: str) -> None:
     (with_hand("8/7/7/7/7/7", "w", 0, 0), "rank 6 '8': describes 8 cells, expected 7"),
     (with_hand("7/7/7/7/7/6", "w", 0, 0), "rank 1 '6': describes 6 cells, expected 7"),
     (with_hand("7/7/7/7/7/PpPpPpPp", "w", 4, 4), "rank 1 'PpPpPpPp': describes 8 cells"),
-    (with_hand("16/7/7/7/7/7", "w", 0, 0), "rank 6 '16': an empty run is one digit 1-7"),
-    (with_hand("7/7/7/7/7/P06", "w", 1, 0), "rank 1 'P06': an empty run is one digit 1-7"),
+    (with_hand("16/7/7/7/7/7", "w", 0, 0), "rank 6 '16': describes 16 cells, expected 7"),
+    (with_hand("7/7/7/7/7/P06", "w", 1, 0), "rank 1 'P06': an empty run is a number 1-7 with no leading 0"),
 ], ids=["5 rows", "7 rows", "8 wide", "6 wide", "8 stones wide", "two-digit run", "empty run of 0"])
 def test_fen_with_the_wrong_shape(fen: str, message: str) -> None:
     with pytest.raises(RulesError, match=message):
@@ -235,3 +236,82 @@ def test_superscript_digit_is_a_rules_error() -> None:
 def test_non_ascii_digit_is_refused() -> None:
     with pytest.raises(RulesError):
         parse_digits("٣")
+
+
+# ---------------------------------------------------------------- other boards
+
+BOARD_8X7 = Geometry.parse("8x7")
+BOARD_10X5 = Geometry.parse("10x5")
+BOARD_4X15 = Geometry.parse("4x15")
+
+
+def test_start_fen_follows_the_board() -> None:
+    """Fairy-Stockfish's form: one row per rank, the hand one stone per cell, the first
+    player holding the larger half on an odd cell count."""
+    assert start_fen(BOARD_8X7) == "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
+    assert start_fen(Geometry.parse("7x7")) == "7/" * 6 + "7[" + "P" * 25 + "p" * 24 + "] w - - 0 1"
+    assert start_fen(BOARD_10X5) == "10/10/10/10/10[" + "P" * 25 + "p" * 25 + "] w - - 0 1"
+
+
+@pytest.mark.parametrize("geometry", [BOARD_8X7, BOARD_10X5, BOARD_4X15, Geometry.parse("9x6k5")],
+                         ids=str)
+def test_fen_round_trip_on_other_boards(geometry: Geometry) -> None:
+    rng = random.Random(SEED)
+    for _ in range(20):
+        pos = Board(geometry=geometry)
+        while not pos.is_over():
+            fen = to_fen(pos)
+            again = parse_fen(fen, geometry)
+            assert (again.current, again.mask, again.geometry) == (pos.current, pos.mask, geometry), fen
+            assert to_fen(again) == fen
+            pos = pos.play(rng.choice(pos.legal_moves()))
+
+
+def test_wide_rows_use_multi_digit_runs() -> None:
+    """Ten empty cells are ``10``, as Fairy-Stockfish writes them; a stone in the last
+    column of 10 is file j."""
+    pos = play_moves(Board(geometry=BOARD_10X5), ["P@j1", "P@a1"])
+    assert to_fen(pos).split("[")[0] == "10/10/10/10/p8P"
+    assert parse_fen("10/10/10/10/p8P w", BOARD_10X5) == Board(pos.current, pos.mask, geometry=BOARD_10X5)
+
+
+def test_a_fen_of_another_size_is_refused() -> None:
+    with pytest.raises(RulesError, match="expected 7 rows, found 6"):
+        parse_fen(CUTECHESS_START_FEN, BOARD_8X7)
+    with pytest.raises(RulesError, match="describes 7 cells, expected 8"):
+        parse_fen("7/7/7/7/7/7/7 w", BOARD_8X7)
+    with pytest.raises(RulesError, match=r"do not make 28"):
+        parse_fen("8/8/8/8/8/8/8[" + "P" * 21 + "p" * 21 + "] w", BOARD_8X7)
+
+
+def test_drops_on_an_8x7_board() -> None:
+    pos = Board(geometry=BOARD_8X7)
+    assert parse_move("P@h1", pos) == 7
+    assert parse_move("8", pos) == 7
+    assert format_line(pos, [7, 7, 0], drops=True) == ["P@h1", "P@h2", "P@a1"]
+    full = pos.play_all([7] * 7)
+    with pytest.raises(RulesError, match="lands on nowhere: the column is full"):
+        parse_move("P@h7", full)
+    with pytest.raises(RulesError, match="file must be a-h"):
+        parse_move("P@i1", pos)
+    with pytest.raises(RulesError, match="rank must be 1-7"):
+        parse_move("P@a8", pos)
+
+
+def test_tall_boards_have_ranks_past_9() -> None:
+    pos = Board(geometry=BOARD_4X15).play_all([0] * 9)
+    assert format_line(pos, [0], drops=True) == ["P@a10"]
+    assert parse_move("P@a10", pos) == 0
+    with pytest.raises(RulesError, match="rank must be 1-15"):
+        parse_move("P@a010", pos)
+
+
+def test_boards_wider_than_9_take_no_digits() -> None:
+    """``12`` could be column 12 or columns 1 and 2: past 9 columns moves are drops only,
+    and the engine writes drops even where digits were asked for."""
+    pos = Board(geometry=BOARD_10X5)
+    with pytest.raises(RulesError, match="on a board of 10 columns moves are drops"):
+        play_moves(pos, ["1"])
+    with pytest.raises(RulesError, match="on a board of 10 columns moves are drops"):
+        parse_digits("12", BOARD_10X5)
+    assert format_line(pos, [9], drops=False) == ["P@j1"]

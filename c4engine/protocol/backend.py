@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ..kernel.book import OpeningBook
+from ..geometry import STANDARD, Geometry
 from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
@@ -31,16 +32,33 @@ WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
 
 
 class Backend:
-    """The engine's searcher, configured from the protocol's options."""
+    """The engine's searcher for the board in play, configured from the protocol's options."""
 
-    def __init__(self, options: Options, write: Callable[[str], None]) -> None:
+    def __init__(self, options: Options, write: Callable[[str], None],
+                 geometry: Geometry = STANDARD) -> None:
         self.options = options
         self.write = write
+        self.geometry = geometry
         self._book: OpeningBook | None = None
         self._rng = random.Random()
-        self.searcher = Searcher(options.number("Hash"), self._weights(), self._wanted_book(),
-                                 options.number("Threads"))
-        self.searcher.warm_up()
+        self.searcher = self._new_searcher(geometry)
+
+    def _new_searcher(self, geometry: Geometry) -> Searcher:
+        """A searcher for ``geometry`` with the options' table, threads, evaluation and book,
+        warmed up (on a board's first use this compiles its kernel)."""
+        book = self._wanted_book(geometry)
+        searcher = Searcher(self.options.number("Hash"), self._weights(), book,
+                            self.options.number("Threads"), geometry=geometry)
+        searcher.warm_up()
+        return searcher
+
+    def set_geometry(self, geometry: Geometry) -> None:
+        """Search on the board of ``geometry`` from now on, with a new searcher (the old
+        one, its table and its helper threads go once it is replaced); MemoryError,
+        with the old searcher kept, when the new one's table cannot be had."""
+        if geometry != self.geometry:
+            self.searcher = self._new_searcher(geometry)
+            self.geometry = geometry
 
     def apply(self, option: str) -> None:
         """Make an option that was just set take effect.  ``Hash`` and ``Threads`` raise
@@ -52,7 +70,7 @@ class Backend:
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":
-            self.searcher.set_book(self._wanted_book())
+            self.searcher.set_book(self._wanted_book(self.geometry))
         elif option == "Evaluation":
             self.searcher.set_weights(self._weights())
             self.searcher.clear()
@@ -60,9 +78,15 @@ class Backend:
     def _weights(self) -> np.ndarray:
         return WEIGHTS_BY_NAME[self.options.text("Evaluation")]
 
-    def _wanted_book(self) -> OpeningBook:
-        """The book if ``OwnBook`` is on (and the book can be had), else none."""
-        return self._loaded_book() if self.options["OwnBook"] else OpeningBook.empty()
+    def _wanted_book(self, geometry: Geometry) -> OpeningBook:
+        """The book if ``OwnBook`` is on, the board is the one it covers (7x6, four in a
+        row) and the book can be had; else none, said once per board change."""
+        if not self.options["OwnBook"]:
+            return OpeningBook.empty()
+        if geometry != STANDARD:
+            self.write(f"info string no opening book for the {geometry} board (the book covers 7x6)")
+            return OpeningBook.empty()
+        return self._loaded_book()
 
     def _loaded_book(self) -> OpeningBook:
         """The opening book, loaded on first use; without it, say so once and go on."""

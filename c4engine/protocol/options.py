@@ -7,11 +7,16 @@ read, and ``protocol.md`` documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ..geometry import MAX_WIDTH
 from ..rules.notation import parse_int
+from ..rules.variants import Variant, VariantError, VariantSet
 from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
+
+
+NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
 
 
 class OptionError(ValueError):
@@ -23,7 +28,7 @@ class Spec:
     """One option as ``uci`` announces it."""
 
     name: str
-    kind: str  # spin, check, combo, button
+    kind: str  # spin, check, combo, button, string
     default: int | bool | str | None = None
     low: int = 0
     high: int = 0
@@ -37,6 +42,8 @@ class Spec:
             line += f" default {self.default} min {self.low} max {self.high}"
         elif self.kind == "combo":
             line += f" default {self.default}" + "".join(f" var {c}" for c in self.choices)
+        elif self.kind == "string":
+            line += f" default {self.default}"
         return line
 
     def parse(self, raw: str | None) -> int | bool | str | None:
@@ -45,6 +52,8 @@ class Spec:
             return None
         if raw is None or raw == "":
             raise OptionError(f"option {self.name} needs a value")
+        if self.kind == "string":
+            return raw
         if self.kind == "spin":
             try:
                 value = parse_int(raw)
@@ -68,10 +77,11 @@ SPECS = (
     Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
     Spec("Move Overhead", "spin", 30, 0, 5000),
-    Spec("MultiPV", "spin", 1, 1, 7),
+    Spec("MultiPV", "spin", 1, 1, MAX_WIDTH),  # more lines than columns: every column
     Spec("Ponder", "check", False),
     Spec("OwnBook", "check", True),
-    Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),
+    Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
+    Spec("VariantPath", "string", NO_PATH),
     Spec("Evaluation", "combo", "threats", choices=("threats", "centre")),
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
@@ -93,6 +103,13 @@ class Options:
 
     values: dict[str, int | bool | str | None] = field(
         default_factory=lambda: {spec.name: spec.default for spec in SPECS})
+    variants: VariantSet = field(default_factory=VariantSet)
+
+    def announce(self) -> list[str]:
+        """The ``option`` lines of the ``uci`` reply; ``UCI_Variant`` lists the variants
+        known now (a variants file adds its own)."""
+        return [(replace(spec, choices=tuple(self.variants.names())) if spec.name == "UCI_Variant"
+                 else spec).announce() for spec in SPECS]
 
     def __getitem__(self, name: str) -> int | bool | str | None:
         return self.values[name]
@@ -111,7 +128,29 @@ class Options:
         """The option ``name`` and the value ``raw`` gives it, checked but not stored
         (so that a refused ``setoption`` changes nothing at all)."""
         spec = find_spec(name)
+        if spec.name == "UCI_Variant":
+            return spec, self.variant(raw).name
         return spec, spec.parse(raw)
+
+    def variant(self, raw: str | None) -> Variant:
+        """The variant a ``setoption name UCI_Variant`` names: any of :attr:`variants`,
+        listed or not (``cfour-WxH`` for any board in range)."""
+        if not raw:
+            raise OptionError("option UCI_Variant needs a value")
+        try:
+            return self.variants.find(raw)
+        except VariantError as err:
+            raise OptionError(f"option UCI_Variant: {err}") from None
+
+    def with_variants_file(self, path: str) -> VariantSet:
+        """The variants with those of the file at ``path`` added (``<empty>``: none);
+        OptionError, with nothing changed, when the file is refused."""
+        if path == NO_PATH:
+            return self.variants
+        try:
+            return self.variants.with_file(path)
+        except VariantError as err:
+            raise OptionError(f"option VariantPath: {err}") from None
 
     def store(self, name: str, value: int | bool | str | None) -> None:
         """Keep a value :meth:`check` accepted."""

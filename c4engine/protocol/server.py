@@ -29,11 +29,12 @@ from collections import deque
 from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
 from ..version import __version__
+from ..geometry import STANDARD, Geometry, GeometryError
 from ..rules.board import Board, RulesError
 from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
 from .go_params import GoParams, GoParamsError
 from .lines import MAX_LINE_BYTES, bounded_lines
-from .options import SPECS, OptionError, Options
+from .options import OptionError, Options
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -47,9 +48,9 @@ class CommandError(ValueError):
     """A command the engine refuses; the message says why."""
 
 
-def parse_position(tokens: list[str]) -> tuple[Board, Board]:
-    """``position startpos|fen <FEN> [moves ...]``: the set-up position and the one
-    after the moves."""
+def parse_position(tokens: list[str], geometry: Geometry = STANDARD) -> tuple[Board, Board]:
+    """``position startpos|fen <FEN> [moves ...]`` on the board of ``geometry``: the
+    set-up position and the one after the moves."""
     if not tokens:
         raise CommandError("position: expected 'startpos' or 'fen <FEN>'")
     moves_at = tokens.index("moves") if "moves" in tokens else len(tokens)
@@ -57,9 +58,9 @@ def parse_position(tokens: list[str]) -> tuple[Board, Board]:
     if not head:
         raise CommandError("position: 'moves' must follow 'startpos' or 'fen <FEN>'")
     if head[0] == "startpos" and len(head) == 1:
-        pos = Board()
+        pos = Board(geometry=geometry)
     elif head[0] == "fen" and len(head) > 1:
-        pos = parse_fen(" ".join(head[1:]))
+        pos = parse_fen(" ".join(head[1:]), geometry)
     else:
         raise CommandError(f"position: expected 'startpos' or 'fen <FEN>', got '{' '.join(head)}'")
     return pos, play_moves(pos, moves)
@@ -125,8 +126,9 @@ class Server:
     def __init__(self, out: Output) -> None:
         self.out = out
         self.options = Options()
-        self.base = Board()
-        self.position = Board()
+        self.variant = self.options.variant(self.options.text("UCI_Variant"))
+        self.base = self.variant.start()
+        self.position = self.base
         self.drops = False
         self.debug = False
         self.backend: Backend | None = None
@@ -179,7 +181,7 @@ class Server:
             return
         try:
             handler(args)
-        except (CommandError, RulesError, OptionError, GoParamsError) as err:
+        except (CommandError, RulesError, OptionError, GoParamsError, GeometryError) as err:
             self.out.error(str(err))
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the process
             self.out.error(f"internal error on '{name}': {exc!r}")
@@ -213,8 +215,8 @@ class Server:
     def cmd_uci(self, args: list[str]) -> None:
         self.out(f"id name c4engine {__version__}")
         self.out("id author the c4engine developers")
-        for spec in SPECS:
-            self.out(spec.announce())
+        for line in self.options.announce():
+            self.out(line)
         self.out("uciok")
 
     def cmd_isready(self, args: list[str]) -> None:
@@ -228,19 +230,24 @@ class Server:
 
     def cmd_setoption(self, args: list[str]) -> None:
         """Checked before anything changes: a refused value leaves a running search
-        alone.  A table that cannot be allocated leaves the old one and the old value."""
+        alone.  A table that cannot be allocated leaves the old one and the old value;
+        a refused variants file leaves the variants as they were."""
         if not args or args[0] != "name":
             raise CommandError("setoption: expected 'setoption name <name> [value <value>]'")
         value_at = args.index("value") if "value" in args else len(args)
         name = " ".join(args[1:value_at])
         raw = " ".join(args[value_at + 1:]) if value_at < len(args) else None
         spec, value = self.options.check(name, raw)
+        if spec.name == "VariantPath":
+            variants = self.options.with_variants_file(str(value))
         self.finish_search(stop=True)
+        if spec.name == "UCI_Variant":
+            self.set_variant(str(value))
+        elif spec.name == "VariantPath":
+            self.options.variants = variants
         backend = self.backend_ready() if spec.name in SEARCH_OPTIONS else None
         old = self.options[spec.name]
         self.options.store(spec.name, value)
-        if spec.name == "UCI_Variant":
-            self.drops = True
         if backend is not None:
             try:
                 self.busy = True
@@ -253,12 +260,30 @@ class Server:
             finally:
                 self.busy = False
 
+    def set_variant(self, name: str) -> None:
+        """Play the variant ``name`` from now on, in drops; on another board the search
+        is rebuilt for it (compiled on its first use) and the position is its start."""
+        variant = self.options.variant(name)
+        if variant.geometry != self.variant.geometry:
+            backend = self.backend_ready()
+            try:
+                self.busy = True
+                backend.set_geometry(variant.geometry)
+            except MemoryError:
+                raise CommandError(f"option UCI_Variant: not enough memory for the {variant.geometry} "
+                                   f"board; keeping {self.variant.name}") from None
+            finally:
+                self.busy = False
+            self.base = self.position = variant.start()
+        self.variant = variant
+        self.drops = True
+
     def cmd_ucinewgame(self, args: list[str]) -> None:
         self.finish_search(stop=True)
         self.backend_ready().apply("Clear Hash")
 
     def cmd_position(self, args: list[str]) -> None:
-        base, position = parse_position(args)
+        base, position = parse_position(args, self.variant.geometry)
         self.finish_search(stop=True)
         self.base, self.position = base, position
 

@@ -18,6 +18,8 @@ from typing import Any
 import click
 
 from ..engine import HANDSHAKE_TIMEOUT, EngineError, own_engine_argv
+from ..geometry import STANDARD, Geometry, GeometryError
+from ..rules.variants import Variant, VariantError, VariantSet, variant_name
 from ..protocol.go_params import MAX_VALUE
 from .cluster import ADDRESS_FORMS, check_address, run_cluster_match, run_cluster_strength
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
@@ -150,6 +152,26 @@ def _game_count(games: int | None, rounds: int | None, openings: int) -> int:
     return 2 * (rounds if rounds is not None else openings)
 
 
+def resolve_variant(board: str | None, name: str | None, variants_path: str | None) -> Variant:
+    """The game ``--board``, ``--variant`` and ``--variants`` ask for; click's errors
+    when they are bad or disagree."""
+    try:
+        known = VariantSet().with_file(variants_path) if variants_path else VariantSet()
+    except VariantError as err:
+        raise click.BadParameter(str(err), param_hint="--variants") from None
+    try:
+        geometry = Geometry.parse(board) if board else None
+    except GeometryError as err:
+        raise click.BadParameter(str(err), param_hint="--board") from None
+    try:
+        variant = known.find(name) if name else known.find(variant_name(geometry or STANDARD))
+    except (VariantError, GeometryError) as err:
+        raise click.BadParameter(str(err), param_hint="--variant" if name else "--board") from None
+    if geometry is not None and variant.geometry != geometry:
+        raise click.UsageError(f"--variant {name} is played on {variant.geometry}, not --board {geometry}")
+    return variant
+
+
 def _echo_err(line: str) -> None:
     click.echo(line, err=True)
 
@@ -191,6 +213,13 @@ def _echo_err(line: str) -> None:
 @click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Append the games to this PGN file.")
 @click.option("--debug", is_flag=True, help="Print all engine traffic on stderr.")
+@click.option("--board", default=None, metavar="WxH[kK]",
+              help="The board: 8x7, or 9x6k5 for five in a row [default: 7x6, four in a row].")
+@click.option("--variant", "variant_name", metavar="NAME",
+              help="UCI_Variant to play: cfour, cfour-WxH[kK] or a name from --variants "
+                   "[default: the --board's].")
+@click.option("--variants", "variants_path", type=click.Path(exists=True, dir_okay=False),
+              help="A Fairy-Stockfish variants file, given to each engine as VariantPath.")
 @click.option("--cluster", metavar="ADDRESS", callback=check_address,
               help=f"Play on a Ray cluster ({ADDRESS_FORMS}); needs "
                    "pip install 'c4engine[cluster]'.")
@@ -199,7 +228,8 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
                   nodes: int | None, timemargin: int, stall_timeout: float,
                   handshake_timeout: float, openings: Path | None, order: str, seed: int | None,
                   games: int | None, rounds: int | None, concurrency: int | None,
-                  sprt: str | None, pgn_path: Path | None, debug: bool, cluster: str | None,
+                  sprt: str | None, pgn_path: Path | None, debug: bool, board: str | None,
+                  variant_name: str | None, variants_path: str | None, cluster: str | None,
                   **_grouped: object) -> None:
     """Play two engines against each other and report the result.
 
@@ -236,14 +266,16 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
         raise click.UsageError("give a limit: --tc, --movetime, --depth or --nodes")
     if pgn_path and not pgn_path.resolve().parent.is_dir():
         raise click.BadParameter(f"no directory for '{pgn_path}'", param_hint="--pgn")
-    suite = read_openings(openings) if openings else builtin_openings()
+    variant = resolve_variant(board, variant_name, variants_path)
+    geometry = variant.geometry
+    suite = read_openings(openings, geometry) if openings else builtin_openings(geometry)
     config = MatchConfig(
         engines=(specs[0], specs[1]), openings=suite,
         games=_game_count(games, rounds, len(suite)), tc=parse_tc(tc) if tc else None,
         movetime=movetime, depth=depth, nodes=nodes, timemargin=timemargin,
         stall_timeout=stall_timeout, handshake_timeout=handshake_timeout, order=order,
         seed=seed, concurrency=concurrency or 1, sprt=parse_sprt(sprt) if sprt else None,
-        pgn_path=pgn_path)
+        pgn_path=pgn_path, variant=variant, variants_path=variants_path)
     try:
         runner = partial(run_cluster_match, address=cluster, concurrency=concurrency) \
             if cluster else run_match

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine import HANDSHAKE_TIMEOUT, SEARCH_TIMEOUT
+from ..geometry import STANDARD
+from ..rules.variants import Variant, built_in
 from .stats import SprtParams
 
 STALL_TIMEOUT = SEARCH_TIMEOUT  # seconds a depth- or node-limited search may take
@@ -55,6 +57,8 @@ class MatchConfig:
     concurrency: int = 1
     sprt: SprtParams | None = None
     pgn_path: Path | None = None
+    variant: Variant = built_in(STANDARD)  # the game and its board (--board, --variant)
+    variants_path: str | None = None  # a variants file for the engines' VariantPath (--variants)
 
 
 @dataclass(frozen=True)

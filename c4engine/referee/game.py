@@ -57,7 +57,7 @@ class Game:
         self.spec = spec
         self.seats = seats
         self.config = config
-        self.pos = parse_digits(spec.opening)
+        self.pos = parse_digits(spec.opening, config.variant.geometry)
         self.moves = [PgnMove(col, BOOK) for col in self.pos.history]
         self.clocks = Clocks(config.tc) if config.tc else None
 
@@ -145,7 +145,8 @@ def play_game(spec: GameSpec, players: tuple[Player, Player], names: tuple[str, 
         white=names[spec.white], black=names[1 - spec.white], result=ending.result,
         moves=tuple(game.moves), round=str(spec.round), event="c4engine match",
         date=datetime.date.today().strftime("%Y.%m.%d"), termination=ending.termination,
-        result_comment=ending.description, time_control=str(config.tc) if config.tc else None)
+        result_comment=ending.description, time_control=str(config.tc) if config.tc else None,
+        variant=config.variant)
     white_points = {"1-0": 1.0, "0-1": 0.0}.get(ending.result, 0.5)
     points = white_points if spec.white == 0 else 1.0 - white_points
     forfeit = None if ending.loser is None else spec.white ^ ending.loser  # colour -> engine

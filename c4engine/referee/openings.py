@@ -15,26 +15,31 @@ import click
 
 from ..inputs import numbered_lines, summary
 from ..rules.board import RulesError
-from ..rules.notation import parse_digits
+from ..geometry import STANDARD, Geometry
+from ..rules.notation import parse_digits, uses_digits
 from .config import GameSpec
 
 
-def builtin_openings() -> tuple[str, ...]:
-    """Every 2-ply opening, one of each mirror pair: 25 positions.
+def builtin_openings(geometry: Geometry = STANDARD) -> tuple[str, ...]:
+    """Every 2-ply opening, one of each mirror pair: 25 positions on 7x6 (on a board
+    too wide for digit moves, only the empty board).
 
     After two stones no side can be lost at once (a threat needs three), all first
     moves and replies are covered, and a mirror image would only replay the same
     game.  Many of these are won for one side with perfect play (the first player
     wins by starting in the centre), which pairing with colours swapped cancels;
     a vetted balanced list can be given with --openings."""
-    return tuple(f"{a}{b}" for a in range(1, 8) for b in range(1, 8)
-                 if f"{a}{b}" <= f"{8 - a}{8 - b}")
+    if not uses_digits(geometry):
+        return ("",)
+    mirror = geometry.width + 1
+    return tuple(f"{a}{b}" for a in range(1, mirror) for b in range(1, mirror)
+                 if f"{a}{b}" <= f"{mirror - a}{mirror - b}")
 
 
 EMPTY_BOARD = "-"  # an openings-file line for "start from the empty board"
 
 
-def read_openings(path: Path) -> tuple[str, ...]:
+def read_openings(path: Path, geometry: Geometry = STANDARD) -> tuple[str, ...]:
     """Digit strings, one per line (blank lines and ``#`` comments skipped, ``-`` for
     the empty board); each must be a legal game that is not over yet.  A file with
     bad lines is refused with all of them named (see :mod:`c4engine.inputs`)."""
@@ -47,7 +52,7 @@ def read_openings(path: Path) -> tuple[str, ...]:
         if line == EMPTY_BOARD:
             line = ""
         try:
-            if parse_digits(line).is_over():
+            if parse_digits(line, geometry).is_over():
                 raise RulesError("the game is already over")
         except RulesError as err:
             problems.append((number, f"opening '{line}': {err}"))

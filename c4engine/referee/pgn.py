@@ -31,8 +31,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..engine import InfoDict
+from ..geometry import STANDARD
 from ..rules.board import Board, RulesError
-from ..rules.notation import format_move, parse_fen, parse_move
+from ..rules.notation import format_move, parse_fen, parse_move, to_fen
+from ..rules.variants import Variant, VariantError, VariantSet, built_in
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 BOOK = "book"
@@ -68,9 +70,11 @@ class PgnGame:
     result_comment: str = ""
     time_control: str | None = None
     start_fen: str | None = None
+    variant: Variant = built_in(STANDARD)
 
     def start_position(self) -> Board:
-        return parse_fen(self.start_fen) if self.start_fen else Board()
+        geometry = self.variant.geometry
+        return parse_fen(self.start_fen, geometry) if self.start_fen else Board(geometry=geometry)
 
     def final_position(self) -> Board:
         return self.start_position().play_all([m.col for m in self.moves])
@@ -101,11 +105,11 @@ def write_game(game: PgnGame) -> str:
               ("Round", game.round), ("White", game.white), ("Black", game.black),
               ("Result", game.result)]
     extra = {"PlyCount": str(len(game.moves)), "Termination": game.termination,
-             "Variant": "cfour"}
+             "Variant": game.variant.name}
     if game.time_control:
         extra["TimeControl"] = game.time_control
-    if game.start_fen:
-        extra.update(SetUp="1", FEN=game.start_fen)
+    if game.start_fen or game.variant.geometry != STANDARD:  # the FEN shows the board's size
+        extra.update(SetUp="1", FEN=game.start_fen or to_fen(game.start_position()))
     tags = "".join(f'[{name} "{_escape(value)}"]\n'
                    for name, value in roster + sorted(extra.items()))
     return f"{tags}\n{_wrap(_movetext_units(game))}\n\n"
@@ -178,8 +182,8 @@ class _GameBuilder:
 
     def add_move(self, token: str) -> None:
         if self.pos is None:
-            fen = self.tags.get("FEN")
-            self.pos = parse_fen(fen) if fen else Board()
+            fen, geometry = self.tags.get("FEN"), self.variant().geometry
+            self.pos = parse_fen(fen, geometry) if fen else Board(geometry=geometry)
         try:
             col = parse_move(token, self.pos)
             self.pos = self.pos.play(col)
@@ -204,6 +208,15 @@ class _GameBuilder:
         else:
             self.ending.append(text.strip())
 
+    def variant(self) -> Variant:
+        """The game the ``Variant`` tag names (``cfour`` without one): a built-in name;
+        a name from a variants file cannot be read back without that file."""
+        try:
+            return VariantSet().find(self.tags.get("Variant", "cfour"))
+        except VariantError as err:
+            raise ValueError(f"game '{self.tags.get('White', '?')}' vs '{self.tags.get('Black', '?')}': "
+                             f"{err}") from None
+
     def build(self, marker: str) -> PgnGame:
         t = self.tags
         return PgnGame(
@@ -212,7 +225,7 @@ class _GameBuilder:
             round=t.get("Round", "?"), event=t.get("Event", "?"), site=t.get("Site", "?"),
             date=t.get("Date", "????.??.??"), termination=t.get("Termination", "normal"),
             result_comment=" ".join(self.ending), time_control=t.get("TimeControl"),
-            start_fen=t.get("FEN"))
+            start_fen=t.get("FEN"), variant=self.variant())
 
 
 def read_games(text: str) -> list[PgnGame]:

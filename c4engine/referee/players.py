@@ -24,7 +24,8 @@ class Player:
         """Start, handshake, choose the variant and set the options
         (:meth:`EngineClient.setup`)."""
         self.client.start(self.config.handshake_timeout)
-        self.client.setup(self.spec.options, startup_timeout=self.config.handshake_timeout)
+        self.client.setup(self.spec.options, startup_timeout=self.config.handshake_timeout,
+                          variant=self.config.variant, variants_path=self.config.variants_path)
 
     def prepare(self) -> None:
         """Ready for a new game.  A live engine gets ``stop`` first: a search given up

@@ -1,0 +1,60 @@
+"""``c4engine match`` on other boards: ``--board``, ``--variant`` and ``--variants`` choose
+the game, the engines are told it (UCI_Variant, VariantPath), the referee judges the
+moves on that board, and the PGN names the variant and shows the board's FEN."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from c4engine.geometry import Geometry
+from c4engine.referee.pgn import read_games
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_FILE = str(ROOT / "tests" / "data" / "variants.ini")
+ENGINE = f"{sys.executable} -m c4engine"
+
+
+def run_match(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "c4engine", "match", "--engine", ENGINE,
+                           "--engine", ENGINE, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_a_board_out_of_range_is_refused() -> None:
+    done = run_match("--depth", "2", "--board", "9x7")
+    assert done.returncode == 2
+    assert "board 9x7: needs width x (height + 1) <= 64 bits" in done.stderr
+
+
+def test_a_variant_on_another_board_than_asked_is_refused() -> None:
+    done = run_match("--depth", "2", "--variants", SHARED_FILE, "--variant", "five9x6", "--board", "8x7")
+    assert done.returncode == 2
+    assert "--variant five9x6 is played on 9x6k5, not --board 8x7" in done.stderr
+
+
+def test_match_on_8x7(tmp_path: Path) -> None:
+    """Two c4engine processes play 8x7 from the file's variant; no forfeit, and the PGN
+    reads back as 8x7 games that end as the rules say."""
+    pgn = tmp_path / "games.pgn"
+    done = run_match("--depth", "3", "--games", "4", "--variants", SHARED_FILE,
+                     "--variant", "cfour8x7", "--pgn", str(pgn))
+    assert done.returncode == 0, done.stderr
+    text = pgn.read_text()
+    assert '[Variant "cfour8x7"]' in text and '[FEN "8/8/8/8/8/8/8[' in text
+    assert "illegal move" not in text and "forfeit" not in text and "disconnects" not in text
+
+
+def test_match_with_board_alone(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    done = run_match("--depth", "2", "--games", "2", "--board", "8x7", "--pgn", str(pgn))
+    assert done.returncode == 0, done.stderr
+    games = read_games(pgn.read_text())
+    assert [g.variant.name for g in games] == ["cfour-8x7"] * 2
+    for game in games:
+        final = game.final_position()
+        assert final.geometry == Geometry(8, 7)
+        assert final.is_over() or game.termination != "normal"

@@ -1,0 +1,133 @@
+"""The protocol on every board: ``UCI_Variant`` names the game, ``VariantPath`` loads
+Fairy-Stockfish's variants files, and every command works on the board in play
+(protocol.md, "Variants and other boards").
+
+cutechess' ``cfour`` must stay exactly the 7x6 game, and a variants file must mean
+to c4engine what it means to Fairy-Stockfish, so both are checked on the real
+process; a refused name or file must change nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from engine_process import READY_TIMEOUT, START_FEN, EngineProcess, bestmoves, errors, infos, start_engine
+
+SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
+START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
+BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[EngineProcess]:
+    proc = start_engine()
+    yield proc
+    try:
+        proc.assert_clean()
+    finally:
+        proc.close()
+
+
+def option_line(proc: EngineProcess, name: str) -> str:
+    proc.send("uci")
+    lines = proc.read_until("uciok", READY_TIMEOUT)
+    return next(line for line in lines if line.startswith(f"option name {name} "))
+
+
+def switch(proc: EngineProcess, variant: str) -> list[str]:
+    """Set the variant; the lines before ``readyok`` (a new board may compile first)."""
+    proc.send(f"setoption name UCI_Variant value {variant}")
+    return proc.sync(READY_TIMEOUT)
+
+
+def board_lines(proc: EngineProcess) -> list[str]:
+    return proc.command("d")
+
+
+def test_uci_lists_cfour_first_then_other_boards(engine: EngineProcess) -> None:
+    """cutechess needs ``default cfour var cfour`` as it stands; other boards follow."""
+    line = option_line(engine, "UCI_Variant")
+    assert line.startswith("option name UCI_Variant type combo default cfour var cfour var ")
+    assert " var cfour-8x7 " in line and line.endswith(" var cfour-9x6k5")
+    assert option_line(engine, "VariantPath") == "option name VariantPath type string default <empty>"
+
+
+def test_a_variants_file_adds_its_names_and_a_bad_one_changes_nothing(engine: EngineProcess,
+                                                                     tmp_path: Path) -> None:
+    before = option_line(engine, "UCI_Variant")
+    bad = tmp_path / "bad.ini"
+    bad.write_text("[fine:cfour-8x7]\n[x:cfour]\ncapturesToHand = true\n")
+    lines = engine.command(f"setoption name VariantPath value {bad}")
+    assert errors(lines) == [f"info string error option VariantPath: [x]: the rule 'capturesToHand = true' "
+                             "is not supported: c4engine reads only " + lines[0].split("reads only ")[1]]
+    assert option_line(engine, "UCI_Variant") == before
+    assert errors(engine.command(f"setoption name VariantPath value {SHARED_FILE}")) == []
+    assert option_line(engine, "UCI_Variant") == before + " var cfour8x7 var five9x6"
+
+
+def test_a_refused_variant_changes_nothing(engine: EngineProcess) -> None:
+    engine.send("position startpos moves 4453")
+    for variant, message in (("chess", "no variant named 'chess'"),
+                             ("cfour-9x7", r"needs width x \(height \+ 1\) <= 64 bits"),
+                             ("cfour-7x6k8", "row length 8 is out of range"),
+                             ("cfour-30x1k3", "at most 26 columns")):
+        lines = switch(engine, variant)
+        assert len(errors(lines)) == 1 and re.search(message, lines[0]), lines
+    assert "Moves: 4 4 5 3" in board_lines(engine)
+
+
+def test_cfour_is_the_7x6_game_in_drops(engine: EngineProcess) -> None:
+    assert switch(engine, "cfour") == []
+    engine.send("position startpos moves P@d1")
+    lines = board_lines(engine)
+    assert lines[-1] == "Moves: P@d1" and lines[-3].startswith("Fen: 7/7/7/7/7/3P3[")
+
+
+def test_play_on_8x7_from_a_variants_file(engine: EngineProcess) -> None:
+    """Every command on the board of the variant: FEN, drops on files a-h and ranks
+    1-7, MultiPV over 8 columns, perft, eval and bench."""
+    engine.command(f"setoption name VariantPath value {SHARED_FILE}")
+    assert switch(engine, "cfour8x7") in ([], [BOOK_NOTE])
+    lines = board_lines(engine)
+    assert lines[:8] == [". . . . . . . ."] * 7 + ["1 2 3 4 5 6 7 8"]
+    assert lines[8] == f"Fen: {START_8X7}"
+    engine.send("position startpos moves P@h1 P@h2 P@a1")
+    assert board_lines(engine)[5:7] == [". . . . . . . O", "X . . . . . . X"]
+    engine.send("setoption name MultiPV value 8")
+    engine.send("go depth 3")
+    lines = engine.read_until("bestmove", READY_TIMEOUT)
+    last = [m for m in infos(lines) if m["depth"] == "3"]
+    assert sorted(int(m["multipv"]) for m in last) == list(range(1, 9))
+    assert re.fullmatch(r"P@[a-h][12]", bestmoves(lines)[0]["move"])
+    engine.send("setoption name MultiPV value 1")
+    perft = engine.command("perft 2")
+    assert perft[:2] == ["P@a2: 8", "P@b1: 8"] and perft[-1] == "Nodes searched: 64"
+    assert engine.command("eval")[-1].startswith("Evaluation (side to move): ")
+    bench = engine.command("bench")
+    assert bench[-2].startswith("Nodes searched") and int(bench[-2].split(":")[1]) > 0
+
+
+def test_bad_positions_on_8x7_change_nothing(engine: EngineProcess) -> None:
+    engine.command(f"setoption name VariantPath value {SHARED_FILE}")
+    switch(engine, "cfour8x7")
+    engine.send("position startpos moves P@h1")
+    for command, message in ((f"position fen {START_FEN}", "expected 7 rows, found 6"),
+                             ("position startpos moves P@i1", "file must be a-h"),
+                             ("position startpos moves P@a8", "rank must be 1-7"),
+                             ("position fen 8/8/8/8/8/8/8[PPP] w", "do not make 28")):
+        lines = engine.command(command)
+        assert len(errors(lines)) == 1 and message in lines[0], (command, lines)
+    assert board_lines(engine)[-1] == "Moves: P@h1"
+
+
+def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:
+    switch(engine, "cfour-9x6k5")
+    assert board_lines(engine)[6] == "1 2 3 4 5 6 7 8 9"
+    switch(engine, "cfour")
+    engine.send("position startpos")
+    assert board_lines(engine)[7] == f"Fen: {START_FEN}"
+    engine.send("go depth 2")
+    assert re.fullmatch(r"P@[a-g]1", bestmoves(engine.read_until("bestmove"))[0]["move"])
