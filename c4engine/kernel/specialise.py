@@ -35,7 +35,8 @@ from ..geometry import STANDARD, Geometry
 KERNEL_DIR = Path(__file__).resolve().parent
 PACKAGE_DIR = KERNEL_DIR.parent
 CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
-MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "resolve", "negamax", "solve")
+MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "built_book", "resolve", "negamax",
+           "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 
@@ -51,6 +52,7 @@ class Kernel:
     table: ModuleType
     evaluation: ModuleType
     book: ModuleType
+    built_book: ModuleType
     resolve: ModuleType
     negamax: ModuleType
     solve: ModuleType
