@@ -67,6 +67,18 @@ def _searcher() -> Searcher:
     return _shared
 
 
+def use_book(path: str | None) -> None:
+    """Search with the book built by ``c4engine book build`` at ``path`` from now on, as
+    the engine's ``BookFile`` option does (None: without one).  Raises
+    ``ValueError`` (:class:`c4engine.kernel.built_book.BookFileError`) for a file
+    that is no sound book or is for another board than the searcher's."""
+    from .kernel.built_book import BuiltBook
+
+    with _lock:
+        searcher = _searcher()
+        searcher.set_built_book(None if path is None else BuiltBook.load(path, searcher.geometry))
+
+
 def _playable(position: Position, call: str) -> Board:
     """The rules' position behind ``position``; refused if it is no Position or the
     game is already over."""

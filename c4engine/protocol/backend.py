@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ..kernel.book import OpeningBook
+from ..kernel.built_book import BookFileError, BuiltBook
 from ..geometry import STANDARD, Geometry
 from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
 from ..rules.board import Board
@@ -26,7 +27,7 @@ from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
 from .go_params import GoParams
-from .options import Options
+from .options import NO_PATH, OptionError, Options
 
 WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
 
@@ -49,6 +50,7 @@ class Backend:
         book = self._wanted_book(geometry)
         searcher = Searcher(self.options.number("Hash"), self._weights(), book,
                             self.options.number("Threads"), geometry=geometry)
+        searcher.set_built_book(self._built_book_for(geometry))
         searcher.warm_up()
         return searcher
 
@@ -71,6 +73,8 @@ class Backend:
             self.searcher.clear()
         elif option == "OwnBook":
             self.searcher.set_book(self._wanted_book(self.geometry))
+        elif option == "BookFile":
+            self.searcher.set_built_book(self._loaded_built_book(self.geometry))
         elif option == "Evaluation":
             self.searcher.set_weights(self._weights())
             self.searcher.clear()
@@ -87,6 +91,26 @@ class Backend:
             self.write(f"info string no opening book for the {geometry} board (the book covers 7x6)")
             return OpeningBook.empty()
         return self._loaded_book()
+
+    def _loaded_built_book(self, geometry: Geometry) -> BuiltBook | None:
+        """The ``BookFile`` book for ``geometry`` (None for ``<empty>``); OptionError when
+        the file is no sound book or is for another board."""
+        path = self.options.text("BookFile")
+        if path == NO_PATH:
+            return None
+        try:
+            return BuiltBook.load(path, geometry)
+        except BookFileError as err:
+            raise OptionError(f"option BookFile: {err}") from None
+
+    def _built_book_for(self, geometry: Geometry) -> BuiltBook | None:
+        """On a board change: the ``BookFile`` book if it is for the new board, else none,
+        said in an ``info string``."""
+        try:
+            return self._loaded_built_book(geometry)
+        except OptionError as err:
+            self.write(f"info string searching the {geometry} board without a book file: {err}")
+            return None
 
     def _loaded_book(self) -> OpeningBook:
         """The opening book, loaded on first use; without it, say so once and go on."""

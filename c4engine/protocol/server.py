@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .backend import Backend
 
 MAX_PERFT_DEPTH = 10
-SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
+SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile")  # applied to the searcher at once
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 
@@ -257,6 +257,9 @@ class Server:
                 kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
                 wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
                 raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
+            except OptionError:  # a book file refused: the old one stays
+                self.options.store(spec.name, old)
+                raise
             finally:
                 self.busy = False
 
