@@ -146,8 +146,10 @@ Solver = Callable[[BuildSpec, list[list[Row]]], Iterator[list[Result]]]
 
 
 def build(spec: BuildSpec, out: Path, resume: bool, solver: Solver = solve_here,
-          stream: IO[str] = sys.stderr) -> BookHeader:
-    """Build (or with ``resume`` go on building) the book ``out``; its header."""
+          stream: IO[str] | None = None) -> BookHeader:
+    """Build (or with ``resume`` go on building) the book ``out``; its header.  The
+    progress goes to ``stream`` (standard error by default)."""
+    stream = stream or sys.stderr
     db_path = database_path(out)
     if db_path.exists() and not resume:
         raise StoreError(f"{db_path} holds a build already: --resume to go on with it, or remove it")
