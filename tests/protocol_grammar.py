@@ -25,6 +25,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     DEBUG_RE.pattern,
     r"info string no opening book, searching without it: \S.*",
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
+    r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
     BESTMOVE_RE.pattern,
     r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
