@@ -37,6 +37,10 @@ DATABASE_SUFFIX = ".sqlite"
 Result = tuple[int, int, int]  # key, score, nodes
 
 
+class ClusterError(RuntimeError):
+    """A chunk's task failed on the cluster more often than it is retried."""
+
+
 @dataclass(frozen=True)
 class BuildSpec:
     geometry: Geometry
@@ -136,7 +140,12 @@ def solve_on_ray(ray: object, spec: BuildSpec, work: list[list[Row]]) -> Iterato
             break
     while running:
         done, running = ray.wait(running, num_returns=1)  # type: ignore[attr-defined]
-        yield ray.get(done[0])  # type: ignore[attr-defined]
+        try:
+            results = ray.get(done[0])  # type: ignore[attr-defined]
+        except ray.exceptions.RayError as err:  # type: ignore[attr-defined]
+            raise ClusterError(f"a chunk failed {TASK_RETRIES + 1} times on the cluster ({type(err).__name__}); "
+                               "the positions solved are kept: --resume goes on") from None
+        yield results
         for chunk in queue:
             running.append(task.remote(spec, chunk))
             break

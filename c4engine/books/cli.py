@@ -10,7 +10,7 @@ from ..cli import board_option, hash_option
 from ..geometry import Geometry
 from ..kernel.built_book import BookFileError, BuiltBook
 from ..referee.cluster import check_address, connected
-from .build import BuildSpec, build, solve_here, solve_on_ray
+from .build import BuildSpec, ClusterError, build, solve_here, solve_on_ray
 from .positions import BookRequestError, check_plies
 from .root import verdict
 from .store import StoreError
@@ -45,7 +45,7 @@ def build_command(geometry: Geometry, plies: int, out: Path, weak: bool, resume:
         else:
             with connected(cluster) as ray:
                 header = build(spec, out, resume, lambda s, work: solve_on_ray(ray, s, work))
-    except (StoreError, BookFileError, OSError) as err:
+    except (StoreError, BookFileError, ClusterError, OSError) as err:
         raise click.ClickException(str(err)) from None
     click.echo(f"{out}: {header.entries} positions, {header.describe}")
 
