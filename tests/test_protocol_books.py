@@ -5,11 +5,11 @@ file is refused with an ``info string error`` and the last good book stays."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from engine_process import READY_TIMEOUT, EngineProcess, errors, infos, start_engine
+from engine_process import READY_TIMEOUT, EngineProcess, errors, infos
+from test_protocol_variants import engine  # noqa: F401  (the module's engine process)
 
 from c4engine.books.build import BuildSpec, build
 from c4engine.geometry import Geometry
@@ -23,13 +23,12 @@ def book_5x4(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def engine() -> Iterator[EngineProcess]:
-    proc = start_engine()
-    yield proc
-    try:
-        proc.assert_clean()
-    finally:
-        proc.close()
+def fresh(engine: EngineProcess) -> EngineProcess:  # noqa: F811
+    """The module's engine back on 7x6 with no book file."""
+    engine.command("setoption name BookFile value <empty>")
+    engine.send("setoption name UCI_Variant value cfour")
+    engine.sync(READY_TIMEOUT)
+    return engine
 
 
 def solve_nodes(engine: EngineProcess) -> int:
@@ -41,13 +40,14 @@ def solve_nodes(engine: EngineProcess) -> int:
     return int(last["nodes"])
 
 
-def test_the_option_is_listed(engine: EngineProcess) -> None:
+def test_the_option_is_listed(engine: EngineProcess) -> None:  # noqa: F811
     engine.send("uci")
     lines = engine.read_until("uciok", READY_TIMEOUT)
     assert "option name BookFile type string default <empty>" in lines
 
 
-def test_a_book_for_the_board_in_play_is_probed(engine: EngineProcess, book_5x4: Path) -> None:
+def test_a_book_for_the_board_in_play_is_probed(fresh: EngineProcess, book_5x4: Path) -> None:
+    engine = fresh
     engine.send("setoption name UCI_Variant value cfour-5x4")
     engine.sync(READY_TIMEOUT)
     without = solve_nodes(engine)
@@ -56,8 +56,9 @@ def test_a_book_for_the_board_in_play_is_probed(engine: EngineProcess, book_5x4:
     assert solve_nodes(engine) < without / 4
 
 
-def test_a_wrong_book_is_refused_and_the_last_good_one_stays(engine: EngineProcess, book_5x4: Path,
+def test_a_wrong_book_is_refused_and_the_last_good_one_stays(fresh: EngineProcess, book_5x4: Path,
                                                             tmp_path: Path) -> None:
+    engine = fresh
     lines = engine.command(f"setoption name BookFile value {book_5x4}")
     assert lines == [f"info string error option BookFile: book {book_5x4} is for the 5x4 board, not 7x6"]
     engine.send("setoption name UCI_Variant value cfour-5x4")
