@@ -6,7 +6,14 @@ shared process and its reset are the ``engine`` fixtures of ``conftest.py``;
 
 from __future__ import annotations
 
-from engine_process import MID_FEN, START_FEN, Board, EngineProcess, check_bestmove, infos
+from engine_process import (
+    MID_FEN,
+    START_FEN,
+    Board,
+    EngineProcess,
+    check_bestmove,
+    infos,
+)
 from protocol_grammar import ERROR_RE
 
 # ------------------------------------------------------------------ the cfour variant

@@ -9,8 +9,18 @@ from __future__ import annotations
 import time
 
 from engine_process import (
-    HEIGHT, WIDTH, Board, EngineProcess, bestmove_after, bestmoves, check_bestmove, errors, infos,
-    score_of, start_engine, start_long_search,
+    HEIGHT,
+    WIDTH,
+    Board,
+    EngineProcess,
+    bestmove_after,
+    bestmoves,
+    check_bestmove,
+    errors,
+    infos,
+    score_of,
+    start_engine,
+    start_long_search,
 )
 from protocol_grammar import ERROR_RE
 from timing import best_of

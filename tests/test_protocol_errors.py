@@ -11,7 +11,14 @@ import sys
 
 import pytest
 from engine_process import (
-    DEFAULT_HASH_MB, MID_FEN, Board, EngineProcess, bestmoves, check_bestmove, errors, infos,
+    DEFAULT_HASH_MB,
+    MID_FEN,
+    Board,
+    EngineProcess,
+    bestmoves,
+    check_bestmove,
+    errors,
+    infos,
     start_long_search,
 )
 from protocol_grammar import ERROR_RE

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 from engine_process import (
-    DEFAULT_HASH_MB, READY_TIMEOUT, Board, EngineProcess, bestmoves, check_bestmove, errors, infos,
+    DEFAULT_HASH_MB,
+    READY_TIMEOUT,
+    Board,
+    EngineProcess,
+    bestmoves,
+    check_bestmove,
+    errors,
+    infos,
     start_engine,
 )
 from protocol_grammar import ERROR_RE

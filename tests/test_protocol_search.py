@@ -11,8 +11,16 @@ import time
 
 import pytest
 from engine_process import (
-    HEIGHT, WIDTH, Board, EngineProcess, bestmove_after, bestmoves, check_bestmove, infos,
-    mate_from_pons, score_of,
+    HEIGHT,
+    WIDTH,
+    Board,
+    EngineProcess,
+    bestmove_after,
+    bestmoves,
+    check_bestmove,
+    infos,
+    mate_from_pons,
+    score_of,
 )
 from protocol_grammar import ERROR_RE
 from timing import best_of
