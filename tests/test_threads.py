@@ -23,7 +23,7 @@ import pexpect
 import pytest
 from timing import search_stop_latency_ms
 
-from c4engine.kernel import jit, layout, negamax, table
+from c4engine.kernel import jit, layout, negamax, solve, table
 from c4engine.protocol.options import find_spec
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
@@ -239,7 +239,7 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     board, while the main thread probes 0 (is the first player winning?), the helper
     probes 1; after that, a probe under way is shared."""
     main = Searcher(hash_mb=1, threads=2).threads[0]
-    probes = SharedProbes(Board())
+    probes = SharedProbes(Board(), solve)
     assert probes._free_point() == 0
     probes.probing[main] = 0
     assert probes._free_point() == 1
