@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from engine_process import READY_TIMEOUT, EngineProcess, errors, infos
-from test_protocol_variants import engine  # noqa: F401  (the module's engine process)
 
 from c4engine.books.build import BuildSpec, build
 from c4engine.geometry import Geometry
@@ -23,9 +22,8 @@ def book_5x4(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def fresh(engine: EngineProcess) -> EngineProcess:  # noqa: F811
-    """The module's engine back on 7x6 with no book file."""
-    engine.command("setoption name BookFile value <empty>")
+def fresh(engine: EngineProcess) -> EngineProcess:
+    """The module's engine back on 7x6 (the conftest's ``engine`` has no book file)."""
     engine.send("setoption name UCI_Variant value cfour")
     engine.sync(READY_TIMEOUT)
     return engine
@@ -40,7 +38,7 @@ def solve_nodes(engine: EngineProcess) -> int:
     return int(last["nodes"])
 
 
-def test_the_option_is_listed(engine: EngineProcess) -> None:  # noqa: F811
+def test_the_option_is_listed(engine: EngineProcess) -> None:
     engine.send("uci")
     lines = engine.read_until("uciok", READY_TIMEOUT)
     assert "option name BookFile type string default <empty>" in lines

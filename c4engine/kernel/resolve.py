@@ -21,10 +21,19 @@ import numpy as np
 from ..rules.scores import MATE
 from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
+from .built_book import built_book_value
 from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, H1, HAS_BOOK, HEIGHT
 from .evaluation import EVEN_ROWS
-from .jit import has_line, jit, line_fits, line_starts, playable_cells, smear_up, to_internal, winning_cells
-from .built_book import built_book_value
+from .jit import (
+    has_line,
+    jit,
+    line_fits,
+    line_starts,
+    playable_cells,
+    smear_up,
+    to_internal,
+    winning_cells,
+)
 from .layout import BOOK_ADDRESS, BOOK_RECORDS, BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK, INFINITE
 
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
