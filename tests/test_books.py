@@ -200,6 +200,13 @@ def test_a_build_in_the_way_or_of_another_board_is_not_touched(tmp_path: Path) -
         build(BuildSpec(B5X4, 3, False, 16), out, resume=True)
 
 
+def test_a_corrupt_build_database_is_a_clear_error(tmp_path: Path) -> None:
+    out = tmp_path / "b.book"
+    database_path(out).write_bytes(b"not a database" * 100)
+    result = run_book("build", "--board", "5x4", "--plies", "2", "--out", str(out), "--resume")
+    assert result.exit_code == 1 and "file is not a database" in result.output
+
+
 # -- resume after kill -9 -----------------------------------------------------
 
 

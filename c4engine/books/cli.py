@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import click
@@ -47,6 +48,9 @@ def build_command(geometry: Geometry, plies: int, out: Path, weak: bool, resume:
                 header = build(spec, out, resume, lambda s, work: solve_on_ray(ray, s, work))
     except (StoreError, BookFileError, ClusterError, OSError) as err:
         raise click.ClickException(str(err)) from None
+    except sqlite3.Error as err:  # a full disk, say: what was committed stays
+        raise click.ClickException(f"build database: {err}; the positions solved so far are kept, "
+                                   "--resume goes on") from None
     click.echo(f"{out}: {header.entries} positions, {header.describe}")
 
 
