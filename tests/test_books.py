@@ -259,3 +259,36 @@ def test_killed_builds_resume_to_the_same_book_each_position_once(tmp_path: Path
         rows, solved, keys = connection.execute(
             "SELECT COUNT(*), COUNT(score), COUNT(DISTINCT key) FROM positions").fetchone()
     assert rows == solved == keys == total
+
+
+# -- against an independent book ------------------------------------------------
+
+
+def random_book_position(rng: random.Random, plies: int) -> Board | None:
+    """A random game of ``plies`` stones that no stone ended, whose mover cannot win
+    at once (a book position), or None when the playout ran into a dead end."""
+    pos = Board()
+    for _ in range(plies):
+        moves = [col for col in pos.legal_moves() if not pos.is_winning_move(col)]
+        if not moves:
+            return None
+        pos = pos.play(rng.choice(moves))
+    return None if pos.can_win_now() else pos
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plies, weak, count", [(12, False, 300), (8, True, 150)])
+def test_random_positions_solved_as_a_build_does_agree_with_bitbully(plies: int, weak: bool, count: int) -> None:
+    """Random 7x6 positions solved by the build's own code path (``solve_chunk``)
+    against bitbully-databases' 12-ply (exact) and 8-ply (win/draw/loss) books."""
+    from c4engine.books.build import solve_chunk
+    from c4engine.books.store import Row
+    from c4engine.geometry import STANDARD
+    from c4engine.kernel.book import OpeningBook
+
+    book, rng, spec = OpeningBook.load(), random.Random(20), BuildSpec(STANDARD, plies, weak, 64)
+    positions = [pos for pos in (random_book_position(rng, plies) for _ in range(3 * count)) if pos][:count]
+    rows = [Row(canonical_key(pos.current, pos.mask, STANDARD), pos.current, pos.mask) for pos in positions]
+    ours = [score for _, score, _ in solve_chunk(spec, rows)]
+    theirs = [book.probe_outcome(p.current, p.mask) if weak else book.probe(p.current, p.mask) for p in positions]
+    assert len(positions) == count and ours == theirs
