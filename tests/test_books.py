@@ -292,3 +292,16 @@ def test_random_positions_solved_as_a_build_does_agree_with_bitbully(plies: int,
     ours = [score for _, score, _ in solve_chunk(spec, rows)]
     theirs = [book.probe_outcome(p.current, p.mask) if weak else book.probe(p.current, p.mask) for p in positions]
     assert len(positions) == count and ours == theirs
+
+
+def test_a_result_that_comes_twice_is_written_once(tmp_path: Path) -> None:
+    """A chunk retried after its worker was lost may deliver its results again."""
+    from c4engine.books.store import BuildStore
+
+    store = BuildStore(tmp_path / "b.sqlite")
+    big = (1 << 64) - 2  # a key with the top bit set: stored as a negative SQLite integer
+    store.save_positions(B5X4, 2, False, [(5, 1, 3, 0), (big, 2, 3, 9)])
+    assert [row.key for row in store.to_do()] == [big, 5]  # hardest (largest hint) first
+    assert store.record([(big, 4, 100)]) == 1
+    assert store.record([(big, -4, 7), (5, 0, 1)]) == 1
+    assert sorted(store.solved()) == [(5, 0), (big, 4)] and store.total_nodes() == 101

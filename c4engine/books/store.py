@@ -118,9 +118,9 @@ class BuildStore:
         return written
 
     def solved(self) -> list[tuple[int, int]]:
-        """Every ``(key, score)``, once all are solved."""
-        return [(to_unsigned(key), score) for key, score in
-                self.db.execute("SELECT key, score FROM positions ORDER BY key")]
+        """Every ``(key, score)`` (None for a position not solved yet), in no particular
+        order: the book's writer sorts them."""
+        return [(to_unsigned(key), score) for key, score in self.db.execute("SELECT key, score FROM positions")]
 
     def total_nodes(self) -> int:
         return int(self.db.execute("SELECT COALESCE(SUM(nodes), 0) FROM positions").fetchone()[0])
