@@ -17,6 +17,7 @@ import pytest
 from engine_process import EngineProcess, start_engine
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+pytest_plugins = ["ray_cluster"]  # the Ray head fixtures of the cluster tests
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_cluster import head, head_node, isolated_network  # noqa: F401  (fixtures)
 
 from c4engine.books.build import BuildSpec, build, database_path
 from c4engine.books.cli import book_command
@@ -45,7 +44,7 @@ def kill_a_worker_once_it_solves(killed: list[int], give_up: float) -> None:
         time.sleep(0.02)
 
 
-def test_a_worker_killed_mid_build_loses_nothing(head: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_worker_killed_mid_build_loses_nothing(head: str, tmp_path: Path) -> None:
     geometry = Geometry(5, 4)
     local = tmp_path / "local.book"
     build(BuildSpec(geometry, 6, False, 16), local, resume=False, stream=open(os.devnull, "w"))
