@@ -15,7 +15,10 @@ import numpy as np
 
 from ..kernel.book import OpeningBook
 from ..geometry import STANDARD, Geometry
-from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
+from ..kernel.evaluation import (
+    CENTRE_ONLY, COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES, THREAT_WEIGHTS,
+)
+from ..rules.bits import column_cells, popcount
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
@@ -138,19 +141,28 @@ class Backend:
         return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
 
     def describe_eval(self, pos: Board) -> list[str]:
-        """The evaluation's terms for each side, weighted, and the total."""
+        """The evaluation's terms for each player with their weights (each player has
+        its own threat weights), the weighted totals and the total from the side to
+        move's view."""
         weights = self._weights()
-        side_terms, side_score = self.searcher.kernel.evaluation.side_terms, self.searcher.kernel.evaluation.side_score
+        evaluation = self.searcher.kernel.evaluation
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
-        terms_first = side_terms(first, second, pos.mask, True)
-        terms_second = side_terms(second, first, pos.mask, False)
-        lines = [f"{'term':<22}{'weight':>7}{'X (first)':>12}{'O (second)':>12}"]
-        for name, weight, a, b in zip(TERM_NAMES, weights, terms_first, terms_second):
-            lines.append(f"{name:<22}{weight:>7}{a:>12}{b:>12}")
-        total_first = side_score(first, second, pos.mask, True, weights)
-        total_second = side_score(second, first, pos.mask, False, weights)
-        lines.append(f"{'weighted total':<22}{'':>7}{total_first:>12}{total_second:>12}")
-        total = self.searcher.kernel.evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
+        rows = [(name, weights[FIRST_THREATS + i], x, weights[SECOND_THREATS + i], o)
+                for i, (name, x, o) in enumerate(zip(THREAT_NAMES, evaluation.side_terms(first, second, pos.mask, True),
+                                                     evaluation.side_terms(second, first, pos.mask, False)))]
+        rows.append(("first player", weights[FIRST_PLAYER_BONUS], 1, weights[FIRST_PLAYER_BONUS], 0))
+        for steps in range(evaluation.EDGE_STEPS):
+            cells = sum(column_cells(col, pos.geometry.height) for col, s in enumerate(evaluation.EDGE_STEPS_OF_COLUMN)
+                        if s == steps)
+            weight = weights[COLUMN_STONES + steps]
+            rows.append((f"stones {steps} from edge", weight, popcount(first & cells), weight,
+                         popcount(second & cells)))
+        lines = [f"{'term':<22}{'X weight':>9}{'X (first)':>11}{'O weight':>9}{'O (second)':>11}"]
+        lines += [f"{name:<22}{wx:>9}{x:>11}{wo:>9}{o:>11}" for name, wx, x, wo, o in rows]
+        total_first = evaluation.side_score(first, second, pos.mask, True, weights)
+        total_second = evaluation.side_score(second, first, pos.mask, False, weights)
+        lines.append(f"{'weighted total':<22}{'':>9}{total_first:>11}{'':>9}{total_second:>11}")
+        total = evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
-from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
+from ..kernel.evaluation import N_WEIGHTS, THREAT_WEIGHTS
 from ..kernel.layout import (
     BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, GENERATION, INFINITE, NODES, SELDEPTH, STOP, TT_SLOTS,
     TT_START, WEIGHTS,
@@ -158,7 +158,7 @@ class Searcher:
             ctx = view.mem
             ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
-            ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
@@ -173,7 +173,7 @@ class Searcher:
             thread.mem[BOOK_RECORDS] = self.book.score_records
 
     def _weights(self) -> np.ndarray:
-        return self.mem[WEIGHTS:WEIGHTS + N_TERMS].copy()
+        return self.mem[WEIGHTS:WEIGHTS + N_WEIGHTS].copy()
 
     def resize(self, hash_mb: int) -> None:
         """A new, empty table of ``hash_mb`` MB; MemoryError (and no change) if it cannot
@@ -216,7 +216,7 @@ class Searcher:
 
     def set_weights(self, weights: np.ndarray) -> None:
         for thread in self.threads:
-            thread.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            thread.mem[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
 
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
