@@ -19,6 +19,7 @@ from engine_process import READY_TIMEOUT, START_FEN, EngineProcess, bestmoves, e
 SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
 START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
 BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)"
+NO_LEARNED_NOTE = "info string no learned evaluation for the {} board: using the hand-written threat weights"
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,22 @@ def test_bad_positions_on_8x7_change_nothing(engine: EngineProcess) -> None:
         lines = engine.command(command)
         assert len(errors(lines)) == 1 and message in lines[0], (command, lines)
     assert board_lines(engine)[-1] == "Moves: P@h1"
+
+
+def test_learned_evaluation_by_default_and_said_where_a_board_has_none(engine: EngineProcess) -> None:
+    """``Evaluation`` defaults to ``learned``; a board without learned weights says at
+    its set-up that the hand-written ones stand in, 7x6 (which has them) says nothing."""
+    assert option_line(engine, "Evaluation").startswith("option name Evaluation type combo default learned ")
+    assert NO_LEARNED_NOTE.format("9x6k5") in switch(engine, "cfour-9x6k5")
+    assert not [line for line in switch(engine, "cfour") if "learned" in line]
+    engine.send("setoption name Evaluation value learned")
+    assert not [line for line in engine.sync(READY_TIMEOUT) if "learned" in line]
+    switch(engine, "cfour-9x6k5")
+    engine.send("setoption name Evaluation value threats")
+    assert not [line for line in engine.sync(READY_TIMEOUT) if "learned" in line]
+    engine.send("setoption name Evaluation value learned")
+    assert NO_LEARNED_NOTE.format("9x6k5") in engine.sync(READY_TIMEOUT)
+    switch(engine, "cfour")
 
 
 def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:

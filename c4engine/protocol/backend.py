@@ -15,9 +15,7 @@ import numpy as np
 
 from ..kernel.book import OpeningBook
 from ..geometry import STANDARD, Geometry
-from ..kernel.evaluation import (
-    CENTRE_ONLY, COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES, THREAT_WEIGHTS,
-)
+from ..kernel.evaluation import COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES
 from ..rules.bits import column_cells, popcount
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
@@ -28,10 +26,9 @@ from ..search.limits import Budget, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
+from ..search.weights import weights_named
 from .go_params import GoParams
 from .options import Options
-
-WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
 
 
 class Backend:
@@ -50,7 +47,7 @@ class Backend:
         """A searcher for ``geometry`` with the options' table, threads, evaluation and book,
         warmed up (on a board's first use this compiles its kernel)."""
         book = self._wanted_book(geometry)
-        searcher = Searcher(self.options.number("Hash"), self._weights(), book,
+        searcher = Searcher(self.options.number("Hash"), self._weights(geometry, tell=True), book,
                             self.options.number("Threads"), geometry=geometry)
         searcher.warm_up()
         return searcher
@@ -75,11 +72,18 @@ class Backend:
         elif option == "OwnBook":
             self.searcher.set_book(self._wanted_book(self.geometry))
         elif option == "Evaluation":
-            self.searcher.set_weights(self._weights())
+            self.searcher.set_weights(self._weights(self.geometry, tell=True))
             self.searcher.clear()
 
-    def _weights(self) -> np.ndarray:
-        return WEIGHTS_BY_NAME[self.options.text("Evaluation")]
+    def _weights(self, geometry: Geometry, tell: bool = False) -> np.ndarray:
+        """The weights the ``Evaluation`` option names on ``geometry``'s board; with
+        ``tell``, say so when the board has no learned weights and the hand-written
+        ones stand in."""
+        weights, stand_in = weights_named(self.options.text("Evaluation"), geometry)
+        if stand_in and tell:
+            self.write(f"info string no learned evaluation for the {geometry} board: "
+                       "using the hand-written threat weights")
+        return weights
 
     def _wanted_book(self, geometry: Geometry) -> OpeningBook:
         """The book if ``OwnBook`` is on, the board is the one it covers (7x6, four in a
@@ -144,7 +148,7 @@ class Backend:
         """The evaluation's terms for each player with their weights (each player has
         its own threat weights), the weighted totals and the total from the side to
         move's view."""
-        weights = self._weights()
+        weights = self._weights(self.geometry)
         evaluation = self.searcher.kernel.evaluation
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
         rows = [(name, weights[FIRST_THREATS + i], x, weights[SECOND_THREATS + i], o)

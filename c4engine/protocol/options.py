@@ -14,6 +14,8 @@ from ..rules.notation import parse_int
 from ..rules.variants import Variant, VariantError, VariantSet
 from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
+from ..search.weights import LEARNED
+from ..search.weights import NAMES as EVALUATIONS
 
 
 NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
@@ -82,7 +84,7 @@ SPECS = (
     Spec("OwnBook", "check", True),
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
     Spec("VariantPath", "string", NO_PATH),
-    Spec("Evaluation", "combo", "threats", choices=("threats", "centre")),
+    Spec("Evaluation", "combo", LEARNED, choices=EVALUATIONS),
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
     Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),
