@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from .arguments import is_whole_number
-from .rules import board
 from .geometry import STANDARD
+from .rules import board
 from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
 
 

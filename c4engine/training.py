@@ -25,7 +25,6 @@ fits the weights and writes ``c4engine/data/evaluation-<board>.json``.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,6 @@ from .kernel.evaluation import (
 from .kernel.specialise import kernel_for
 from .rules.bits import mirror
 from .rules.board import Board
-from .search.pool import StopSignal
 from .search.searcher import Searcher
 from .search.weights import weights_file_name
 
@@ -143,10 +141,11 @@ def playout(geometry: Geometry, stones: int, rng: np.random.Generator) -> Board 
 
 
 def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
-                     seconds: float) -> Iterator[tuple[Board, int]]:
+                     node_limit: int) -> Iterator[tuple[Board, int]]:
     """Up to ``count`` playout positions with ``stones`` (both ends) stones and their
-    result, by the engine's solver; a position it cannot prove in ``seconds`` is
-    skipped, so hard positions are under-represented."""
+    result, by the engine's solver; a position it cannot prove within ``node_limit``
+    nodes is skipped (a node count, not a time, so that the data do not depend on
+    the machine's load), so hard positions are under-represented."""
     book = OpeningBook.load() if geometry.is_standard else None  # proves 7x6 positions of under 12 stones fast
     searcher = Searcher(64, book=book, geometry=geometry)
     found = seen = 0
@@ -155,28 +154,22 @@ def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rn
         board = playout(geometry, int(rng.integers(stones[0], stones[1] + 1)), rng)
         if board is None:
             continue
-        stop = StopSignal()
-        timer = threading.Timer(seconds, stop.fire)
-        timer.start()
-        try:
-            score, _ = searcher.solve(board, weak=True, stop=stop)
-        finally:
-            timer.cancel()
+        race = searcher.race(lambda thread: thread.solve(board, True), node_limit)
         searcher.clear()
-        if stop.fired:
+        if not race.finished:
             continue
         found += 1
-        yield board, int(np.sign(score))
+        yield board, int(np.sign(race.value))
 
 
 def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
-                 seconds: float) -> Dataset:
+                 node_limit: int) -> Dataset:
     """``book`` book positions (7x6 only) and ``solved`` solved playout positions,
     a seeded tenth of them held out.  Duplicates (a position or its mirror image)
     are kept once, so no position is both trained on and held out."""
     rng = np.random.default_rng(seed)
     boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
-    for board, result in solved_positions(geometry, solved, stones, rng, seconds):
+    for board, result in solved_positions(geometry, solved, stones, rng, node_limit):
         boards.append(board)
         results.append(result)
     unique: dict[int, int] = {}

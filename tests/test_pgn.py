@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from c4engine.engine import Score
-from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.referee.pgn import (
+    BOOK,
+    PgnGame,
+    PgnMove,
+    move_comment,
+    read_games,
+    write_game,
+)
 from c4engine.rules.notation import parse_digits
 
 

@@ -62,7 +62,7 @@ class Generator:
                 out.append(str(col + 1))
         if rng.random() < 0.15:
             out.append(rng.choice(["8", "0", "4444444", "P@d6", "p@a1", "x"]))
-        if rng.random() < 0.2 and out:  # drops, as cutechess sends them, landing where they say
+        if rng.random() < 0.2 and out and out[0] in tuple("1234567"):  # drops, as cutechess sends them
             first = int(out[0]) - 1
             out[0] = f"P@{FILES[first]}1"
         return rng.choice(["", " "]).join(out) if out else ""

@@ -10,11 +10,16 @@ process; a refused name or file must change nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from engine_process import READY_TIMEOUT, START_FEN, EngineProcess, bestmoves, errors, infos, start_engine
+from engine_process import (
+    READY_TIMEOUT,
+    START_FEN,
+    EngineProcess,
+    bestmoves,
+    errors,
+    infos,
+)
 
 SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
 START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
@@ -22,14 +27,6 @@ BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)
 NO_LEARNED_NOTE = "info string no learned evaluation for the {} board: using the hand-written threat weights"
 
 
-@pytest.fixture(scope="module")
-def engine() -> Iterator[EngineProcess]:
-    proc = start_engine()
-    yield proc
-    try:
-        proc.assert_clean()
-    finally:
-        proc.close()
 
 
 def option_line(proc: EngineProcess, name: str) -> str:
@@ -62,7 +59,7 @@ def test_a_variants_file_adds_its_names_and_a_bad_one_changes_nothing(engine: En
     bad = tmp_path / "bad.ini"
     bad.write_text("[fine:cfour-8x7]\n[x:cfour]\ncapturesToHand = true\n")
     lines = engine.command(f"setoption name VariantPath value {bad}")
-    assert errors(lines) == [f"info string error option VariantPath: [x]: the rule 'capturesToHand = true' "
+    assert errors(lines) == ["info string error option VariantPath: [x]: the rule 'capturesToHand = true' "
                              "is not supported: c4engine reads only " + lines[0].split("reads only ")[1]]
     assert option_line(engine, "UCI_Variant") == before
     assert errors(engine.command(f"setoption name VariantPath value {SHARED_FILE}")) == []
@@ -91,7 +88,7 @@ def test_play_on_8x7_from_a_variants_file(engine: EngineProcess) -> None:
     """Every command on the board of the variant: FEN, drops on files a-h and ranks
     1-7, MultiPV over 8 columns, perft, eval and bench."""
     engine.command(f"setoption name VariantPath value {SHARED_FILE}")
-    assert switch(engine, "cfour8x7") in ([], [BOOK_NOTE])
+    assert set(switch(engine, "cfour8x7")) <= {BOOK_NOTE, NO_LEARNED_NOTE.format("8x7")}
     lines = board_lines(engine)
     assert lines[:8] == [". . . . . . . ."] * 7 + ["1 2 3 4 5 6 7 8"]
     assert lines[8] == f"Fen: {START_8X7}"

@@ -9,7 +9,8 @@ from c4engine.geometry import STANDARD, Geometry
 from c4engine.kernel.evaluation import CENTRE_ONLY, N_WEIGHTS, THREAT_WEIGHTS
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
-from c4engine.search.weights import learned_weights, weights_named
+from c4engine.protocol.options import find_spec
+from c4engine.search.weights import NAMES, learned_weights, weights_named
 from c4engine.training import Dataset, book_sample, feature_matrix, make_dataset, playout, train
 
 
@@ -57,11 +58,11 @@ def test_book_positions_decode_to_what_the_book_answers() -> None:
 
 @pytest.fixture(scope="module")
 def small_data() -> Dataset:
-    return make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, seconds=1.0)
+    return make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, node_limit=200_000)
 
 
 def test_the_data_is_seeded_and_the_held_out_part_is_apart(small_data: Dataset) -> None:
-    again = make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, seconds=1.0)
+    again = make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, node_limit=200_000)
     assert np.array_equal(again.current, small_data.current) and np.array_equal(again.held_out, small_data.held_out)
     keys = small_data.current + small_data.mask
     assert len(set(keys[small_data.held_out]) & set(keys[~small_data.held_out])) == 0
@@ -84,3 +85,9 @@ def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:
     weights, stand_in = weights_named("learned", Geometry(9, 6, 5))
     assert stand_in and weights is THREAT_WEIGHTS
     assert weights_named("centre", STANDARD) == (CENTRE_ONLY, False)
+
+
+def test_the_option_offers_every_named_evaluation() -> None:
+    """The option table names them itself (it must load without numpy): the same names."""
+    spec = find_spec("Evaluation")
+    assert spec.choices == NAMES and spec.default == "learned"

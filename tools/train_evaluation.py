@@ -1,8 +1,8 @@
 """Fit the evaluation's weights to exactly scored positions and ship them (a developer tool).
 
-    python tools/make_eval_data.py --board 7x6 --book 150000 --solved 2000 --seed 1 \
+    PYTHONPATH=. python tools/make_eval_data.py --board 7x6 --book 150000 --solved 12000 --seed 1 \
         --out build/eval-7x6k4.npz
-    python tools/train_evaluation.py build/eval-7x6k4.npz
+    PYTHONPATH=. python tools/train_evaluation.py build/eval-7x6k4.npz
 
 Prints the held-out accuracy and log-loss of the hand-written weights, of the
 hand-written terms tuned (Texel) and of the learned weights, then writes the

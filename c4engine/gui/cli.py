@@ -13,7 +13,7 @@ import webbrowser
 
 import click
 
-from ..engine import EngineError, engine_argv, own_engine_argv
+from ..engine.process import EngineError, engine_argv, own_engine_argv
 
 
 def listening_socket(port: int) -> socket.socket:

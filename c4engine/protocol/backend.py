@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..kernel.book import OpeningBook
 from ..geometry import STANDARD, Geometry
+from ..kernel.book import OpeningBook
 from ..kernel.evaluation import COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES
 from ..rules.bits import column_cells, popcount
 from ..rules.board import Board

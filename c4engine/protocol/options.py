@@ -14,9 +14,6 @@ from ..rules.notation import parse_int
 from ..rules.variants import Variant, VariantError, VariantSet
 from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
-from ..search.weights import LEARNED
-from ..search.weights import NAMES as EVALUATIONS
-
 
 NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
 
@@ -84,7 +81,7 @@ SPECS = (
     Spec("OwnBook", "check", True),
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
     Spec("VariantPath", "string", NO_PATH),
-    Spec("Evaluation", "combo", LEARNED, choices=EVALUATIONS),
+    Spec("Evaluation", "combo", "learned", choices=("learned", "threats", "centre")),  # search.weights.NAMES
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
     Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..engine import InfoDict
+from ..engine.info import InfoDict
 from ..geometry import STANDARD
 from ..rules.board import Board, RulesError
 from ..rules.notation import format_move, parse_fen, parse_move, to_fen
