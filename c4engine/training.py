@@ -210,7 +210,7 @@ def tied_threats() -> np.ndarray:
     basis = np.zeros((N_WEIGHTS, N_THREAT_TERMS + 1))
     for term in range(N_THREAT_TERMS):
         basis[FIRST_THREATS + term, term] = basis[SECOND_THREATS + term, term] = 1.0
-    basis[COLUMN_STONES:, N_THREAT_TERMS] = np.arange(MAX_EDGE_STEPS)
+    basis[COLUMN_STONES:COLUMN_STONES + MAX_EDGE_STEPS, N_THREAT_TERMS] = np.arange(MAX_EDGE_STEPS)
     return basis
 
 

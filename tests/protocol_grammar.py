@@ -31,7 +31,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
     r"Moves: (\(none\)|" + MOVE + r"( " + MOVE + r")*)",
     r"term +X weight +X \(first\) +O weight +O \(second\)",         # eval
-    r"[a-z][a-z0-9 -]*[a-z] +-?\d+ +\d+ +-?\d+ +\d+", r"weighted total +-?\d+ +-?\d+",
+    r"[a-z][a-z0-9 ()-]*[a-z)] +-?\d+ +-?\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
     r"Evaluation \(side to move\): -?\d+ cp",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",

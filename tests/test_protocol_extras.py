@@ -32,17 +32,18 @@ def test_eval_terms_add_up_to_the_total(engine: EngineProcess, moves: str) -> No
     lines = engine.command("eval")
     assert re.fullmatch(r"term +X weight +X \(first\) +O weight +O \(second\)", lines[0])
     names = ["good-parity threats", "other threats", "dead threats", "stacked threat pairs", "first player",
-             "stones 0 from edge", "stones 1 from edge", "stones 2 from edge", "stones 3 from edge"]
+             r"threat cells \(weighed\)", "stones 0 from edge", "stones 1 from edge", "stones 2 from edge",
+             "stones 3 from edge"]
     sums = [0, 0]
-    for name, line in zip(names, lines[1:10]):
-        m = re.fullmatch(rf"{name} +(-?\d+) +(\d+) +(-?\d+) +(\d+)", line)
+    for name, line in zip(names, lines[1:11]):
+        m = re.fullmatch(rf"{name} +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+)", line)
         assert m, line
         sums[0] += int(m[1]) * int(m[2])
         sums[1] += int(m[3]) * int(m[4])
-    assert re.fullmatch(rf"weighted total +{sums[0]} +{sums[1]}", lines[10]), (lines[10], sums)
+    assert re.fullmatch(rf"weighted total +{sums[0]} +{sums[1]}", lines[11]), (lines[11], sums)
     sign = 1 if len(moves) % 2 == 0 else -1
-    assert lines[11] == f"Evaluation (side to move): {sign * (sums[0] - sums[1])} cp"
-    assert len(lines) == 12
+    assert lines[12] == f"Evaluation (side to move): {sign * (sums[0] - sums[1])} cp"
+    assert len(lines) == 13
 
 
 def test_perft_3_from_the_start(engine: EngineProcess) -> None:

@@ -25,7 +25,9 @@ are measured against (``CENTRE_ONLY``) or weights learned from exactly scored
 positions (``c4engine/data/evaluation-*.json``, see :mod:`c4engine.training`).
 The layout: each player's four threat weights (the first player's, then the
 second's: the zugzwang rules are not symmetric), a bonus for the first player,
-then one weight per stone by its column's steps from the edge.  The evaluation
+one weight per stone by its column's steps from the edge, then each player's
+weight of a live threat by its cell (bit index), which learns what row parity
+alone cannot: how much lower threats and central ones are worth.  The evaluation
 is linear in the weights: :func:`features` gives the counts it multiplies, which
 is what training fits.
 """
@@ -51,7 +53,10 @@ SECOND_THREATS = FIRST_THREATS + N_THREAT_TERMS
 FIRST_PLAYER_BONUS = SECOND_THREATS + N_THREAT_TERMS
 COLUMN_STONES = FIRST_PLAYER_BONUS + 1
 MAX_EDGE_STEPS = 16  # a board of at most 32 columns (W * (H + 1) <= 64) has columns 0..15 steps from the edge
-N_WEIGHTS = COLUMN_STONES + MAX_EDGE_STEPS
+FIRST_THREAT_CELLS = COLUMN_STONES + MAX_EDGE_STEPS
+BITS = 64  # one weight per bit of the board's word: a live threat's weight by its cell
+SECOND_THREAT_CELLS = FIRST_THREAT_CELLS + BITS
+N_WEIGHTS = SECOND_THREAT_CELLS + BITS
 
 EDGE_STEPS_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))
 EDGE_STEPS = max(EDGE_STEPS_OF_COLUMN) + 1  # how many column weights this board uses
@@ -60,7 +65,7 @@ EDGE_STEPS = max(EDGE_STEPS_OF_COLUMN) + 1  # how many column weights this board
 def weight_vector(first_threats: tuple[int, ...], second_threats: tuple[int, ...], first_bonus: int,
                   column_stones: tuple[int, ...]) -> np.ndarray:
     """The kernel's weight vector from its parts (``column_stones`` by steps from the
-    edge, padded with zeros)."""
+    edge, padded with zeros; no weights by threat cell)."""
     weights = np.zeros(N_WEIGHTS, dtype=np.int64)
     weights[FIRST_THREATS:FIRST_THREATS + N_THREAT_TERMS] = first_threats
     weights[SECOND_THREATS:SECOND_THREATS + N_THREAT_TERMS] = second_threats
@@ -86,12 +91,24 @@ CENTRE_ONLY = weight_vector((0,) * N_THREAT_TERMS, (0,) * N_THREAT_TERMS, 0, EDG
 
 
 @jit
+def threat_cells(stones: int, other: int, mask: int) -> tuple[int, int, int]:
+    """One side's threats, the live ones among them, and the cells strictly above an
+    opponent threat (where a threat is dead)."""
+    threats = winning_cells(stones, mask)
+    dead_zone = smear_up((winning_cells(other, mask) << 1) & ~mask)
+    return threats, threats & ~dead_zone, dead_zone
+
+
+@jit
 def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int, int, int, int]:
     """One side's threat counts (see the module docstring)."""
-    threats = winning_cells(stones, mask)
-    other_threats = winning_cells(other, mask)
-    dead_zone = smear_up((other_threats << 1) & ~mask)  # strictly above an opponent threat
-    live = threats & ~dead_zone
+    threats, live, dead_zone = threat_cells(stones, other, mask)
+    return threat_counts(threats, live, dead_zone, is_first)
+
+
+@jit
+def threat_counts(threats: int, live: int, dead_zone: int, is_first: bool) -> tuple[int, int, int, int]:
+    """Good-parity, other, dead threats and stacked pairs, from :func:`threat_cells`."""
     good_rows = FIRST_PLAYER_ROWS if is_first else SECOND_PLAYER_ROWS
     good = popcount(live & good_rows)
     bad = popcount(live & ~good_rows)
@@ -101,9 +118,22 @@ def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int,
 
 
 @jit
+def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
+    """The weights of one side's live threats by their cells."""
+    at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
+    score = 0
+    while live:
+        cell = live & -live
+        score += weights[at + popcount(cell - 1)]
+        live ^= cell
+    return score
+
+
+@jit
 def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.ndarray) -> int:
     """One side's weighted evaluation: its threats, its stones, and the first player's bonus."""
-    good, bad, dead, stacked = side_terms(stones, other, mask, is_first)
+    threats, live, dead_zone = threat_cells(stones, other, mask)
+    good, bad, dead, stacked = threat_counts(threats, live, dead_zone, is_first)
     at = FIRST_THREATS if is_first else SECOND_THREATS
     score = (weights[at + GOOD_THREATS] * good + weights[at + OTHER_THREATS] * bad
              + weights[at + DEAD_THREATS] * dead + weights[at + STACKED_THREATS] * stacked)
@@ -111,7 +141,7 @@ def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.n
         score += weights[FIRST_PLAYER_BONUS]
     for col in range(WIDTH):
         score += weights[COLUMN_STONES + EDGE_STEPS_OF_COLUMN[col]] * popcount(stones & column_cells(col))
-    return score
+    return score + cell_score(live, is_first, weights)
 
 
 @jit
@@ -144,3 +174,9 @@ def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> 
             out[FIRST_PLAYER_BONUS] += sign
         for col in range(WIDTH):
             out[COLUMN_STONES + EDGE_STEPS_OF_COLUMN[col]] += sign * popcount(stones & column_cells(col))
+        live = threat_cells(stones, opponent, mask)[1]
+        cells_at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
+        while live:
+            cell = live & -live
+            out[cells_at + popcount(cell - 1)] += sign
+            live ^= cell

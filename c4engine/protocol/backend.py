@@ -147,7 +147,8 @@ class Backend:
     def describe_eval(self, pos: Board) -> list[str]:
         """The evaluation's terms for each player with their weights (each player has
         its own threat weights), the weighted totals and the total from the side to
-        move's view."""
+        move's view.  The weights of live threats by their cells are shown summed, as a
+        count of weight 1."""
         weights = self._weights(self.geometry)
         evaluation = self.searcher.kernel.evaluation
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
@@ -155,6 +156,10 @@ class Backend:
                 for i, (name, x, o) in enumerate(zip(THREAT_NAMES, evaluation.side_terms(first, second, pos.mask, True),
                                                      evaluation.side_terms(second, first, pos.mask, False)))]
         rows.append(("first player", weights[FIRST_PLAYER_BONUS], 1, weights[FIRST_PLAYER_BONUS], 0))
+        live_first = evaluation.threat_cells(first, second, pos.mask)[1]
+        live_second = evaluation.threat_cells(second, first, pos.mask)[1]
+        rows.append(("threat cells (weighed)", 1, evaluation.cell_score(live_first, True, weights), 1,
+                     evaluation.cell_score(live_second, False, weights)))
         for steps in range(evaluation.EDGE_STEPS):
             cells = sum(column_cells(col, pos.geometry.height) for col, s in enumerate(evaluation.EDGE_STEPS_OF_COLUMN)
                         if s == steps)
