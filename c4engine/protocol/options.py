@@ -81,7 +81,7 @@ SPECS = (
     Spec("OwnBook", "check", True),
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
     Spec("VariantPath", "string", NO_PATH),
-    Spec("Evaluation", "combo", "learned", choices=("learned", "threats", "centre")),  # search.weights.NAMES
+    Spec("Evaluation", "combo", "threats", choices=("learned", "threats", "centre")),  # search.weights.NAMES
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
     Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
-from ..kernel.evaluation import N_WEIGHTS
+from ..kernel.evaluation import N_WEIGHTS, THREAT_WEIGHTS
 from ..kernel.layout import (
     BOOK_ADDRESS,
     BOOK_RECORDS,
@@ -71,7 +71,6 @@ from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
 from .report import Line, Report, Result
 from .thread import UNLIMITED, SearchThread, settle_move
-from .weights import LEARNED, weights_named
 
 EXACT_BUDGET_FACTOR = 3
 
@@ -141,7 +140,7 @@ class Searcher:
     :meth:`set_threads` allocate the new buffer before letting the old one go:
     if the allocation fails they raise MemoryError and change nothing."""
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD) -> None:
         self.geometry = geometry
         self.kernel = kernel_for(geometry)
@@ -153,8 +152,6 @@ class Searcher:
         weakref.finalize(self, close_helpers, self._helpers)  # a dropped searcher ends them
         self._buffer = np.empty(0, dtype=np.int64)
         self._stop = StopSignal()
-        if weights is None:  # the engine's default evaluation: learned where the board has weights
-            weights = weights_named(LEARNED, geometry)[0]
         self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
 
     @property
