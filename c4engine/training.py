@@ -72,10 +72,6 @@ class Dataset:
             return cls(Geometry.parse(str(data["board"])), data["current"], data["mask"], data["stones"],
                        data["result"], data["held_out"])
 
-    def subset(self, rows: np.ndarray) -> Dataset:
-        return Dataset(self.geometry, self.current[rows], self.mask[rows], self.stones[rows], self.result[rows],
-                       self.held_out[rows])
-
 
 # -- data ---------------------------------------------------------------------
 
@@ -281,8 +277,7 @@ def fit(features: np.ndarray, result: np.ndarray, basis: np.ndarray, steps: int 
 def fit_scale(evaluation: np.ndarray, result: np.ndarray) -> Fit:
     """The logits per centipawn and margin that best fit fixed evaluations (a one-term
     model), for judging weights that were not fitted (the hand-written ones)."""
-    found = fit(evaluation[:, None], result, np.eye(1), steps=300)
-    return Fit(found.weights, found.margin)
+    return fit(evaluation[:, None], result, np.eye(1), steps=300)
 
 
 def integer_weights(found: Fit) -> np.ndarray:
