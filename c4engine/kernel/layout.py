@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .constants import CELLS, WIDTH
-from .evaluation import N_TERMS
+from .evaluation import N_WEIGHTS
 from .jit import jit
 
 INFINITE = 30_000
@@ -26,7 +26,7 @@ NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
 WEIGHTS = 16
-SCRATCH = WEIGHTS + N_TERMS
+SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
 CHILD_WORDS = 8
 ORDER = WIDTH * CHILD_WORDS

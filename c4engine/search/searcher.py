@@ -40,7 +40,7 @@ import numpy as np
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
-from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
+from ..kernel.evaluation import N_WEIGHTS, THREAT_WEIGHTS
 from ..kernel.layout import (
     BOOK_ADDRESS,
     BOOK_RECORDS,
@@ -180,7 +180,7 @@ class Searcher:
             ctx = view.mem
             ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
-            ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
@@ -200,7 +200,7 @@ class Searcher:
             thread.mem[BUILT_WEAK] = int(built.header.weak) if built else 0
 
     def _weights(self) -> np.ndarray:
-        return self.mem[WEIGHTS:WEIGHTS + N_TERMS].copy()
+        return self.mem[WEIGHTS:WEIGHTS + N_WEIGHTS].copy()
 
     def resize(self, hash_mb: int) -> None:
         """A new, empty table of ``hash_mb`` MB; MemoryError (and no change) if it cannot
@@ -254,7 +254,7 @@ class Searcher:
 
     def set_weights(self, weights: np.ndarray) -> None:
         for thread in self.threads:
-            thread.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            thread.mem[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
 
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
