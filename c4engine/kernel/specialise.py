@@ -121,7 +121,19 @@ def _copy_folder(geometry: Geometry) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         if not folder.is_dir():
             raise
+    _drop_stale_copies(folder.parent)
     return folder
+
+
+def _drop_stale_copies(current: Path) -> None:
+    """Delete the copies made from other sources beside the package: a checkout being
+    edited makes a new folder at each edit, and the old ones never run again.  In a
+    shared cache folder (another installation may run those sources) they stay."""
+    if current.parent != KERNEL_DIR / "__pycache__" / "boards":
+        return
+    for other in current.parent.iterdir():
+        if other != current and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def _copied_source(source: Path, geometry: Geometry) -> str:
