@@ -229,7 +229,7 @@ def check_results(results: list[tuple[int, float, int]], act_timeout: float,
 
 
 KAGGLE_BOARDS = [{"columns": 8, "rows": 7, "inarow": 4}, {"columns": 6, "rows": 5, "inarow": 3},
-                 {"columns": 9, "rows": 6, "inarow": 5}]
+                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow)]  # ~1 min
 
 
 @pytest.mark.parametrize("shape", KAGGLE_BOARDS, ids=lambda s: f"{s['columns']}x{s['rows']}k{s['inarow']}")
