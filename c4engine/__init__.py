@@ -14,7 +14,6 @@ from types import ModuleType
 from .api import analyse, best_move, review, solve, warm_up
 from .position import IllegalMoveError, Position
 from .verdicts import GameReview, MoveVerdict, PlayerSummary, Value
-
 from .version import __version__
 
 __all__ = [

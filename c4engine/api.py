@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .rules.board import Board
-    from .verdicts import GameReview
     from .search.searcher import Searcher
+    from .verdicts import GameReview
 
 _lock = threading.Lock()
 _shared: Searcher | None = None

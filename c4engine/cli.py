@@ -16,11 +16,11 @@ from typing import IO, TYPE_CHECKING, Callable
 import click
 
 from .geometry import STANDARD, Geometry, GeometryError
-from .version import __version__
 from .inputs import decode_line
 from .protocol.options import find_spec
 from .rules.board import RulesError
 from .rules.notation import is_digit_string, parse_digits
+from .version import __version__
 
 if TYPE_CHECKING:
     from .search.searcher import Searcher

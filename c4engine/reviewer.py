@@ -29,7 +29,8 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from .arguments import seconds
-from .engine import SEARCH_GRACE, EngineClient, EngineError, own_engine_argv
+from .engine.client import SEARCH_GRACE, EngineClient
+from .engine.process import EngineError, own_engine_argv
 from .geometry import STANDARD, Geometry
 from .inputs import decode_line
 from .protocol.go_params import GoParams
@@ -38,7 +39,13 @@ from .rules.board import Board, RulesError
 from .rules.notation import format_move, is_digit_string, parse_digits, parse_fen
 from .rules.variants import VariantError, VariantSet, built_in
 from .verdicts import (
-    GameReview, MoveVerdict, PlayerSummary, column_values, judge, review_dict, score_text,
+    GameReview,
+    MoveVerdict,
+    PlayerSummary,
+    column_values,
+    judge,
+    review_dict,
+    score_text,
     summary_dict,
 )
 

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from .geometry import STANDARD, Geometry
 from .rules.board import Board
+from .rules.scores import mate_distance, to_internal, win_now
 
 if TYPE_CHECKING:
-    from .engine import InfoDict
+    from .engine.info import InfoDict
 
 MARKS = ("kept", "slower", "mistake", "blunder")
 NAGS = {"slower": "?!", "mistake": "?", "blunder": "??"}  # PGN's suffix annotations
@@ -61,32 +62,25 @@ class Value:
         return Value(low, high) if low <= high else other
 
 
-def win_now(stones: int, geometry: Geometry) -> int:
-    """Pons score of winning with the next stone, ``stones`` being on the board."""
-    return (geometry.cells + 1 - stones) // 2
-
-
 def move_range(stones: int, geometry: Geometry) -> Value:
     """Every score a move may have, ``stones`` being on the board before it: from
     losing to the opponent's next stone to winning with this one."""
-    return Value(-win_now(stones + 1, geometry), win_now(stones, geometry))
+    return Value(-win_now(stones + 1, geometry.cells), win_now(stones, geometry.cells))
 
 
 def pons_of_mate(mate: int, stones: int, geometry: Geometry = STANDARD) -> int:
     """The protocol's ``mate N`` (the mover wins with its N-th own stone from now;
     negative: the opponent with its |N|-th) as a Pons score, ``stones`` on the board."""
     if mate > 0:
-        return win_now(stones + 2 * (mate - 1), geometry)
-    return -win_now(stones + 2 * -mate - 1, geometry)
+        return win_now(stones + 2 * (mate - 1), geometry.cells)
+    return -win_now(stones + 2 * -mate - 1, geometry.cells)
 
 
 def mate_of_pons(score: int, stones: int, geometry: Geometry = STANDARD) -> int | None:
     """The inverse of :func:`pons_of_mate`; None for a draw."""
     if score == 0:
         return None
-    if score > 0:
-        return (win_now(stones, geometry) - score) + 1
-    return -((win_now(stones + 1, geometry) + score) + 1)
+    return mate_distance(to_internal(score), stones, geometry.cells)
 
 
 def value_of_line(info: InfoDict, stones: int, geometry: Geometry = STANDARD) -> Value:

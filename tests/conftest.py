@@ -1,5 +1,5 @@
-"""What every test shares: the fake engines importable, and this checkout's c4engine
-in every process the tests start.
+"""What every test shares: the fake engines importable, this checkout's c4engine in
+every process the tests start, and the real engine process of the protocol tests.
 
 The fake engines in ``tests/engines/`` run as scripts (their folder is then on
 their path) and are imported as modules by some tests (pytest's ``pythonpath``
@@ -10,9 +10,52 @@ another installed copy: PYTHONPATH puts this checkout first for them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from engine_process import EngineProcess, start_engine
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+
+
+@pytest.fixture(scope="module")
+def shared_engine() -> Iterator[EngineProcess]:
+    """One real engine process for a test module (its standard error goes to a file).
+    When it closes, everything it wrote, anything still pending included, must have
+    been a line the protocol allows (``protocol_grammar.py``), and its standard error
+    must be empty."""
+    proc = start_engine()
+    yield proc
+    try:
+        proc.assert_clean()
+    finally:
+        proc.close()
+
+
+@pytest.fixture
+def engine(shared_engine: EngineProcess) -> EngineProcess:
+    """The shared process with no search running, default options, an empty table and
+    the start position.  Tests that end the process or need a pristine one start
+    their own."""
+    for line in ("stop", "setoption name MultiPV value 1", "setoption name OwnBook value true",
+                 "setoption name Move Overhead value 30", "ucinewgame", "position startpos"):
+        shared_engine.send(line)
+    shared_engine.sync()
+    return shared_engine
+
+
+@pytest.fixture(scope="module")
+def cfour_engine() -> Iterator[EngineProcess]:
+    """A process switched to the cutechess variant, for a module of cfour tests."""
+    proc = start_engine()
+    proc.send("setoption name UCI_Variant value cfour")
+    assert proc.sync() == []
+    yield proc
+    try:
+        proc.assert_clean()
+    finally:
+        proc.close()

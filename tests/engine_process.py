@@ -1,7 +1,7 @@
 """The real ``c4engine`` process under pexpect, for the end-to-end tests: starting it,
 talking to it, reading its answers with timeouts, and the board and checks the
-tests judge its answers with.  Shared by ``test_protocol.py`` and the tests of
-the options built on the protocol (``test_levels.py``)."""
+tests judge its answers with.  Shared by the ``test_protocol_*.py`` files and the
+tests of the options built on the protocol (``test_levels.py``)."""
 
 from __future__ import annotations
 

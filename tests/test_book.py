@@ -14,8 +14,14 @@ from typing import BinaryIO
 
 import pytest
 
-from c4engine.kernel.book import NOT_IN_BOOK, BookUnavailableError, OpeningBook, book_outcome, book_score
 from c4engine.geometry import STANDARD
+from c4engine.kernel.book import (
+    NOT_IN_BOOK,
+    BookUnavailableError,
+    OpeningBook,
+    book_outcome,
+    book_score,
+)
 from c4engine.rules import bits
 from c4engine.rules.board import Board
 

@@ -19,9 +19,9 @@ import pytest
 from click.testing import CliRunner, Result
 from positions import late_positions
 
-from c4engine.geometry import STANDARD
 from c4engine import cli as cli_module
 from c4engine.cli import cli
+from c4engine.geometry import STANDARD
 from c4engine.kernel.jit import to_pons
 from c4engine.rules.board import Board
 from c4engine.search import bench

@@ -29,12 +29,11 @@ from click.testing import CliRunner
 from network_namespace import interfaces, loopback_only, namespace_of
 from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
-from c4engine.referee.cli import match_command
+from c4engine.referee.cli import match_command, strength_command
 from c4engine.referee.cluster import run_cluster_match
 from c4engine.referee.openings import builtin_openings
 from c4engine.referee.pgn import read_games
 from c4engine.referee.stats import SprtParams
-from c4engine.referee.cli import strength_command
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -15,11 +15,27 @@ import pytest
 from engine_process import ended_within
 
 from c4engine import Position
-from c4engine.engine import (
-    MAX_NUMBER, READY_SECONDS_PER_GIB, SEARCH_GRACE, EngineClient, EngineDied, EngineError,
-    EngineTimeout, Limit, Score, SearchResult, SimpleEngine, collect_lines, engine_move,
-    hash_ready_seconds, merge_info, parse_info, parse_number,
+from c4engine.engine.client import (
+    READY_SECONDS_PER_GIB,
+    SEARCH_GRACE,
+    EngineClient,
+    EngineDied,
+    EngineError,
+    EngineTimeout,
+    Limit,
+    SearchResult,
+    hash_ready_seconds,
 )
+from c4engine.engine.info import (
+    MAX_NUMBER,
+    Score,
+    collect_lines,
+    engine_move,
+    merge_info,
+    parse_info,
+    parse_number,
+)
+from c4engine.engine.simple import SimpleEngine
 from c4engine.protocol.go_params import GoParams
 from c4engine.protocol.lines import bounded_lines
 from c4engine.rules.board import RulesError
@@ -258,7 +274,7 @@ def test_a_reader_that_fails_ends_the_output_not_its_thread(monkeypatch):
         yield b""
     died: list[threading.ExceptHookArgs] = []
     monkeypatch.setattr(threading, "excepthook", died.append)
-    monkeypatch.setattr("c4engine.engine.bounded_lines", failing)
+    monkeypatch.setattr("c4engine.engine.process.bounded_lines", failing)
     client = EngineClient(SIMPLE)
     began = time.monotonic()
     with pytest.raises(EngineDied, match=r"its output could not be read \(MemoryError"):

@@ -205,3 +205,43 @@ def test_reachable_positions_match_tromps_counts(width: int, height: int) -> Non
 @pytest.mark.slow
 def test_reachable_positions_on_5x4_match_tromps_count() -> None:
     assert reachable_positions(Geometry(5, 4)) == tromp_count(5, 4) == 3_945_711
+
+
+# ---------------------------------------------------------------- Tromp's table of solved boards
+
+RESULT_OF_SIGN = {1: "first", 0: "draw", -1: "second"}
+
+
+def tromp_results() -> dict[tuple[int, int], str]:
+    """Tromp's result of every board in his table, by (width, height)."""
+    out = {}
+    for line in (DATA / "tromp_table.txt").read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[2] in RESULT_OF_SIGN.values():
+            out[int(fields[0]), int(fields[1])] = fields[2]
+    return out
+
+
+def proven_boards() -> list[tuple[Geometry, str]]:
+    """tests/data/tromp_proven.txt: the boards whose result the solver proves in under
+    60 s here, with the result it proves."""
+    lines = (DATA / "tromp_proven.txt").read_text().splitlines()
+    return [(Geometry.parse(fields[0]), fields[1]) for fields in (line.split() for line in lines)
+            if fields and not fields[0].startswith("#")]
+
+
+def test_the_proven_boards_are_tromps() -> None:
+    """Every board listed as proven is in Tromp's table with the same result."""
+    table = tromp_results()
+    assert len(proven_boards()) >= 20
+    for geometry, result in proven_boards():
+        assert table[geometry.width, geometry.height] == result, geometry
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("geometry, result", proven_boards(), ids=lambda value: str(value))
+def test_tromps_result_is_reproduced(geometry: Geometry, result: str) -> None:
+    """The empty board's weak solve (2 threads, 1 GB, as listed) gives Tromp's result."""
+    searcher = Searcher(1024, threads=2, geometry=geometry)
+    score, _ = searcher.solve(Board(geometry=geometry), weak=True)
+    assert RESULT_OF_SIGN[score] == result

@@ -29,7 +29,7 @@ from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E40
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 from engine_process import ended_within  # noqa: E402
 
-from c4engine.engine import own_engine_argv  # noqa: E402
+from c4engine.engine.process import own_engine_argv  # noqa: E402
 from c4engine.gui import server as server_module  # noqa: E402
 from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.process import LineSplitter  # noqa: E402

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "c4engine"
 LAYER_OF_FOLDER = {"rules": 0, "kernel": 1, "search": 2, "protocol": 3}
 BOTTOM_MODULES = {"c4engine.geometry", "c4engine.inputs", "c4engine.version"}  # standard library only
 CLIENTS = 4
-SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine")
+SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer", "c4engine.verdicts")
 
 
 def module_name(path: Path) -> str:
@@ -109,8 +109,9 @@ def test_the_referee_and_the_board_never_import_the_search() -> None:
 
 def test_the_protocol_server_loads_without_the_kernel() -> None:
     """The process answers ``uci`` at once, while numba loads the kernel in the
-    background: the server and its option table import nothing compiled."""
-    code = ("import sys, c4engine.protocol.server; "
-            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'c4engine.kernel', 'c4engine.search.s'))))")
+    background: the server, its option table and the command line import neither
+    numpy nor anything compiled."""
+    code = ("import sys, c4engine.protocol.server, c4engine.cli; print(sorted(m for m in sys.modules "
+            "if m.startswith(('numpy', 'numba', 'c4engine.kernel', 'c4engine.search.s'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -9,14 +9,20 @@ that have exactly one such win, and at full strength in none.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import pytest
-from engine_process import EngineProcess, bestmoves, errors, infos, start_engine
+from engine_process import EngineProcess, bestmoves, errors, infos
 
 from c4engine.rules.board import Board
 from c4engine.rules.scores import MATE, to_internal
-from c4engine.search.levels import ELO_AT_LEVEL, MAX_ELO, MIN_ELO, Strength, level_for_elo, move_value
+from c4engine.search.levels import (
+    ELO_AT_LEVEL,
+    MAX_ELO,
+    MIN_ELO,
+    Strength,
+    level_for_elo,
+    move_value,
+)
 from c4engine.search.limits import Limits
 
 EASY_WINS = 100
@@ -43,11 +49,6 @@ def digits(pos: Board) -> str:
     return "".join(str(col + 1) for col in pos.history)
 
 
-@pytest.fixture(scope="module")
-def engine() -> Iterator[EngineProcess]:
-    proc = start_engine()
-    yield proc
-    proc.close()
 
 
 def reset(engine: EngineProcess) -> None:

@@ -172,11 +172,14 @@ MEMORY_CAP = 256 << 20  # bytes of address space: the referee itself takes about
 
 
 def capped_match(*args: str) -> subprocess.CompletedProcess[str]:
-    """``c4engine match`` run with ``args`` under :data:`MEMORY_CAP` (its engines too)."""
+    """``c4engine match`` run with ``args`` under :data:`MEMORY_CAP` (its engines too).
+    One malloc arena: glibc reserves 64 MiB of address space per thread's arena,
+    which under a cap counts like memory in use and would measure the threads, not
+    the lines."""
     return subprocess.run(
         [sys.executable, "-m", "c4engine", "match", *args], capture_output=True, text=True,
-        timeout=120, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
-                                                             (MEMORY_CAP, MEMORY_CAP)))
+        timeout=120, env={**os.environ, "MALLOC_ARENA_MAX": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP)))
 
 
 def test_a_line_longer_than_the_memory_cap_is_dropped_and_costs_no_game(importable_repo):

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from minimax_oracle import Board, OracleError, count_positions, solve, win_score
 
 DATA = Path(__file__).parent / "data"

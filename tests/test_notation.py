@@ -15,7 +15,13 @@ import pytest
 from c4engine.geometry import Geometry
 from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import (
-    format_line, parse_digits, parse_fen, parse_move, play_moves, start_fen, to_fen,
+    format_line,
+    parse_digits,
+    parse_fen,
+    parse_move,
+    play_moves,
+    start_fen,
+    to_fen,
 )
 
 SEED = 20240612

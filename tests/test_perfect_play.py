@@ -32,7 +32,8 @@ from types import ModuleType
 import click
 import pytest
 
-from c4engine.engine import EngineClient, Score, engine_move
+from c4engine.engine.client import EngineClient
+from c4engine.engine.info import Score, engine_move
 from c4engine.protocol.go_params import GoParams
 from c4engine.referee.config import EngineSpec, MatchConfig
 from c4engine.referee.game import GameOutcome

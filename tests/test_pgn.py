@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from c4engine.engine import Score
-from c4engine.referee.pgn import BOOK, PgnGame, PgnMove, move_comment, read_games, write_game
+from c4engine.referee.pgn import (
+    BOOK,
+    PgnGame,
+    PgnMove,
+    move_comment,
+    read_games,
+    write_game,
+)
 from c4engine.rules.notation import parse_digits
+from c4engine.rules.variants import VariantSet
 
 
 def sample_game(**changes) -> PgnGame:
@@ -126,3 +136,22 @@ def test_move_annotations_are_written_and_read_back():
     assert read_games(text) == [game]
     numeric = read_games('[Variant "cfour"]\n\n1. P@d1 $1 {good} P@d2 $6 $14 *')[0]
     assert [(m.nag, m.comment) for m in numeric.moves] == [("!", "good"), ("?!", "")]
+
+
+VARIANTS_FILE = Path(__file__).resolve().parent / "data" / "variants.ini"
+FILE_VARIANT_GAME = """[White "a"]
+[Black "b"]
+[Result "*"]
+[Variant "cfour8x7"]
+
+1. P@h1 P@h2 2. P@a1 *
+"""
+
+
+def test_a_game_of_a_file_variant_reads_back_with_that_file():
+    """The Variant tag names a variant of a variants file: read with the file's names
+    the game is on that board; without them it is refused, naming the variant."""
+    with pytest.raises(ValueError, match="no variant named 'cfour8x7'"):
+        read_games(FILE_VARIANT_GAME)
+    game, = read_games(FILE_VARIANT_GAME, VariantSet().with_file(str(VARIANTS_FILE)))
+    assert game.variant.geometry.width == 8 and [m.col for m in game.moves] == [7, 7, 0]

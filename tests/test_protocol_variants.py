@@ -10,25 +10,22 @@ process; a refused name or file must change nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from engine_process import READY_TIMEOUT, START_FEN, EngineProcess, bestmoves, errors, infos, start_engine
+from engine_process import (
+    READY_TIMEOUT,
+    START_FEN,
+    EngineProcess,
+    bestmoves,
+    errors,
+    infos,
+)
 
 SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
 START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
 BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)"
 
 
-@pytest.fixture(scope="module")
-def engine() -> Iterator[EngineProcess]:
-    proc = start_engine()
-    yield proc
-    try:
-        proc.assert_clean()
-    finally:
-        proc.close()
 
 
 def option_line(proc: EngineProcess, name: str) -> str:
@@ -61,7 +58,7 @@ def test_a_variants_file_adds_its_names_and_a_bad_one_changes_nothing(engine: En
     bad = tmp_path / "bad.ini"
     bad.write_text("[fine:cfour-8x7]\n[x:cfour]\ncapturesToHand = true\n")
     lines = engine.command(f"setoption name VariantPath value {bad}")
-    assert errors(lines) == [f"info string error option VariantPath: [x]: the rule 'capturesToHand = true' "
+    assert errors(lines) == ["info string error option VariantPath: [x]: the rule 'capturesToHand = true' "
                              "is not supported: c4engine reads only " + lines[0].split("reads only ")[1]]
     assert option_line(engine, "UCI_Variant") == before
     assert errors(engine.command(f"setoption name VariantPath value {SHARED_FILE}")) == []

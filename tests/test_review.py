@@ -13,13 +13,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 import c4engine
-from c4engine import IllegalMoveError, Position
+from c4engine import IllegalMoveError, Position, reviewer
 from c4engine.cli import cli
+from c4engine.geometry import STANDARD
 from c4engine.referee.pgn import read_games
 from c4engine.rules.notation import parse_digits
 from c4engine.verdicts import mark, move_range, pons_of_mate
-from c4engine.geometry import STANDARD
-from c4engine import reviewer
 
 bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
 

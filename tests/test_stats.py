@@ -8,8 +8,17 @@ import math
 import pytest
 
 from c4engine.referee.stats import (
-    Pentanomial, SprtParams, draw_ratio, elo_estimate, elo_from_score, los, pentanomial, score,
-    sprt_decision, sprt_llr_pentanomial, sprt_llr_trinomial,
+    Pentanomial,
+    SprtParams,
+    draw_ratio,
+    elo_estimate,
+    elo_from_score,
+    los,
+    pentanomial,
+    score,
+    sprt_decision,
+    sprt_llr_pentanomial,
+    sprt_llr_trinomial,
 )
 
 

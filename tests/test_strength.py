@@ -14,8 +14,15 @@ from click.testing import CliRunner
 
 from c4engine.referee.cli import strength_command
 from c4engine.referee.strength import (
-    PHASES, TestPosition, builtin_positions, judge, parse_position_line, phase_of, read_positions,
-    report_lines, tally_by_phase,
+    PHASES,
+    TestPosition,
+    builtin_positions,
+    judge,
+    parse_position_line,
+    phase_of,
+    read_positions,
+    report_lines,
+    tally_by_phase,
 )
 
 TESTS = Path(__file__).resolve().parent

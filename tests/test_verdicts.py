@@ -7,10 +7,22 @@ import pytest
 from c4engine.engine import Score
 from c4engine.geometry import STANDARD, Geometry
 from c4engine.rules.notation import parse_digits
-from c4engine.rules.scores import mate_distance
 from c4engine.verdicts import (
-    PlayerSummary, Value, best_columns, best_value, column_values, judge, mark, mate_of_pons,
-    move_range, pons_of_mate, possible_marks, score_text, score_words, summarize, value_of_line,
+    PlayerSummary,
+    Value,
+    best_columns,
+    best_value,
+    column_values,
+    judge,
+    mark,
+    mate_of_pons,
+    move_range,
+    pons_of_mate,
+    possible_marks,
+    score_text,
+    score_words,
+    summarize,
+    value_of_line,
 )
 
 
@@ -27,7 +39,8 @@ def test_mate_and_pons_agree_with_the_rules_on_7x6() -> None:
             if pons:
                 mate = mate_of_pons(pons, stones)
                 assert pons_of_mate(mate, stones) == pons
-                assert mate == mate_distance(pons + (10_000 if pons > 0 else -10_000), stones)
+                # docs/design.md, "Scores": win N = (22 - s) - n // 2, loss N = -((22 + s) - (n + 1) // 2)
+                assert mate == ((22 - pons) - stones // 2 if pons > 0 else -((22 + pons) - (stones + 1) // 2))
     assert pons_of_mate(21, 0) == 1 and pons_of_mate(-20, 1) == -1  # the empty board, perfect play
     assert pons_of_mate(1, 41) == 1 and pons_of_mate(-1, 40) == -1
 

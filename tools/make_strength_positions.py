@@ -38,9 +38,9 @@ import click
 from bitbully import BitBully, Board  # type: ignore[import-untyped]
 from bitbully import __version__ as bitbully_version  # type: ignore[import-untyped]
 
-from c4engine.referee.strength import PHASES, Phase, TestPosition
 from c4engine.kernel.constants import WIDTH
 from c4engine.kernel.jit import mirror
+from c4engine.referee.strength import PHASES, Phase, TestPosition
 from c4engine.rules.notation import parse_digits
 
 SLACK = 2

@@ -14,7 +14,7 @@ import webbrowser
 import click
 
 from ..cli import board_option
-from ..engine import EngineError, engine_argv, own_engine_argv
+from ..engine.process import EngineError, engine_argv, own_engine_argv
 from ..geometry import Geometry
 
 

@@ -33,7 +33,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from ..engine import EXIT_GRACE, STDERR_LINES_KEPT, ProcessGroup, how_it_ended, spawn_arguments
+from ..engine.client import EXIT_GRACE
+from ..engine.process import (
+    STDERR_LINES_KEPT,
+    ProcessGroup,
+    how_it_ended,
+    spawn_arguments,
+)
 from ..protocol.lines import MAX_LINE_BYTES
 
 EXIT_WAIT = 1.0  # seconds to wait for the exit status once the output has ended

@@ -12,11 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import InfoDict, add_info, position_command
+from ..engine.client import position_command
+from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
 from ..reviewer import GameInput, annotated, is_opening
 from ..verdicts import (
-    GameReview, MoveVerdict, column_values, first_player_scores, judge, review_dict, win_now,
+    GameReview,
+    MoveVerdict,
+    column_values,
+    first_player_scores,
+    judge,
+    review_dict,
+    win_now,
 )
 
 MOVETIME_MS = 3000  # the cap per position; c4engine needs well under a second for most

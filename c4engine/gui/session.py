@@ -43,9 +43,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import (
-    SEARCH_GRACE, engine_move, learn_uci_line, parse_info, start_failure, takes_board_variant,
-)
+from ..engine.client import SEARCH_GRACE, learn_uci_line, takes_board_variant
+from ..engine.info import engine_move, parse_info
+from ..engine.process import start_failure
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import GoParams
 from ..protocol.lines import MAX_LINE_BYTES

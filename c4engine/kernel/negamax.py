@@ -47,13 +47,40 @@ from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, WIDTH
 from .evaluation import N_TERMS, evaluate
 from .jit import column_cells, jit, playable_cells, popcount, to_internal, winning_cells
 from .layout import (
-    ABORTED, BUSY_SLOTS, BUSY_START, C_COL, C_CURRENT, C_FLIPS, C_HI, C_LO, C_MASK, C_SCORE, C_STONES,
-    CHILD_WORDS, ORDER, SCRATCH, SCRATCH_PER_PLY, SELDEPTH, WEIGHTS, should_abort,
+    ABORTED,
+    BUSY_SLOTS,
+    BUSY_START,
+    C_COL,
+    C_CURRENT,
+    C_FLIPS,
+    C_HI,
+    C_LO,
+    C_MASK,
+    C_SCORE,
+    C_STONES,
+    CHILD_WORDS,
+    ORDER,
+    SCRATCH,
+    SCRATCH_PER_PLY,
+    SELDEPTH,
+    WEIGHTS,
+    should_abort,
 )
 from .resolve import UNRESOLVED, resolve
 from .table import (
-    EXACT, LOWER, NO_MOVE, UPPER, entry_depth, entry_flag, entry_move, entry_value, stored_move,
-    table_key, tt_lookup, tt_slot, tt_store,
+    EXACT,
+    LOWER,
+    NO_MOVE,
+    UPPER,
+    entry_depth,
+    entry_flag,
+    entry_move,
+    entry_value,
+    stored_move,
+    table_key,
+    tt_lookup,
+    tt_slot,
+    tt_store,
 )
 
 # Move-order weights (see move_score), Steininger's scaled to integers and tuned on

@@ -23,7 +23,16 @@ from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
 from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, H1, HAS_BOOK, HEIGHT
 from .evaluation import EVEN_ROWS
-from .jit import has_line, jit, line_fits, line_starts, playable_cells, smear_up, to_internal, winning_cells
+from .jit import (
+    has_line,
+    jit,
+    line_fits,
+    line_starts,
+    playable_cells,
+    smear_up,
+    to_internal,
+    winning_cells,
+)
 from .layout import BOOK_ADDRESS, BOOK_RECORDS, INFINITE
 
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)

@@ -12,11 +12,29 @@ import numba
 import numpy as np
 
 from .constants import BOARD_MASK, CELLS, WIDTH
-from .jit import column_cells, has_line, jit, playable_cells, to_internal, to_pons, win_now, winning_cells
+from .jit import (
+    column_cells,
+    has_line,
+    jit,
+    playable_cells,
+    to_internal,
+    to_pons,
+    win_now,
+    winning_cells,
+)
 from .layout import ABORTED
 from .negamax import negamax
 from .resolve import forced_cells, forced_move
-from .table import NO_MOVE, UPPER, entry_flag, entry_move, stored_move, table_key, tt_lookup, tt_slot
+from .table import (
+    NO_MOVE,
+    UPPER,
+    entry_flag,
+    entry_move,
+    stored_move,
+    table_key,
+    tt_lookup,
+    tt_slot,
+)
 
 WEAK_FIRST_STONES = 6  # see solve()
 

@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..kernel.book import OpeningBook
 from ..geometry import STANDARD, Geometry
+from ..kernel.book import OpeningBook
 from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move

@@ -15,7 +15,6 @@ from ..rules.variants import Variant, VariantError, VariantSet
 from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
 
-
 NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
 
 

@@ -28,10 +28,18 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
-from ..version import __version__
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..rules.board import Board, RulesError
-from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
+from ..rules.notation import (
+    format_line,
+    format_move,
+    parse_fen,
+    parse_int,
+    play_moves,
+    render,
+    to_fen,
+)
+from ..version import __version__
 from .go_params import GoParams, GoParamsError
 from .lines import MAX_LINE_BYTES, bounded_lines
 from .options import OptionError, Options
@@ -355,7 +363,9 @@ class SearchJob:
 
     def __init__(self, server: Server, backend: Backend, position: Board, params: GoParams,
                  read_at: float) -> None:
-        from ..search.pool import StopSignal  # the backend is loaded, so this import is free
+        from ..search.pool import (
+            StopSignal,  # the backend is loaded, so this import is free
+        )
         self.server = server
         self.read_at = read_at
         self.backend = backend

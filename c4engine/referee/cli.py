@@ -17,17 +17,30 @@ from typing import Any
 
 import click
 
-from ..engine import HANDSHAKE_TIMEOUT, EngineError, own_engine_argv
+from ..engine.client import HANDSHAKE_TIMEOUT
+from ..engine.process import EngineError, own_engine_argv
 from ..geometry import STANDARD, Geometry, GeometryError
-from ..rules.variants import Variant, VariantError, VariantSet, variant_name
 from ..protocol.go_params import MAX_VALUE
-from .cluster import ADDRESS_FORMS, check_address, run_cluster_match, run_cluster_strength
+from ..rules.variants import Variant, VariantError, VariantSet, variant_name
+from .cluster import (
+    ADDRESS_FORMS,
+    check_address,
+    run_cluster_match,
+    run_cluster_strength,
+)
 from .config import STALL_TIMEOUT, EngineSpec, MatchConfig, TimeControl
 from .openings import builtin_openings, read_openings
 from .stats import SprtParams
 from .strength import (
-    BUILTIN_POSITIONS, PHASES, EngineUnderTest, Verdict, builtin_positions, read_positions,
-    report_lines, run_positions, select,
+    BUILTIN_POSITIONS,
+    PHASES,
+    EngineUnderTest,
+    Verdict,
+    builtin_positions,
+    read_positions,
+    report_lines,
+    run_positions,
+    select,
 )
 from .workers import run_match
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..engine import EngineError
+from ..engine.process import EngineError
 from .config import GameSpec, MatchConfig
 from .game import GameOutcome, play_game
 from .openings import schedule

@@ -13,7 +13,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from ..engine import EngineError, EngineTimeout, engine_move
+from ..engine.info import engine_move
+from ..engine.process import EngineError, EngineTimeout
 from ..protocol.go_params import GoParams
 from ..protocol.lines import MAX_LINE_BYTES
 from ..rules.board import RulesError

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import click
 
+from ..geometry import STANDARD, Geometry
 from ..inputs import numbered_lines, summary
 from ..rules.board import RulesError
-from ..geometry import STANDARD, Geometry
 from ..rules.notation import parse_digits, uses_digits
 from .config import GameSpec
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..engine import InfoDict
+from ..engine.info import InfoDict
 from ..geometry import STANDARD
 from ..rules.board import Board, RulesError
 from ..rules.notation import format_move, parse_fen, parse_move, to_fen
@@ -175,6 +175,7 @@ _TOKEN = re.compile(r"""
 class _GameBuilder:
     """Collects one game's tags, moves and comments while the reader scans."""
 
+    variants: VariantSet = field(default_factory=VariantSet)
     tags: dict[str, str] = field(default_factory=dict)
     moves: list[PgnMove] = field(default_factory=list)
     pos: Board | None = None
@@ -209,10 +210,10 @@ class _GameBuilder:
             self.ending.append(text.strip())
 
     def variant(self) -> Variant:
-        """The game the ``Variant`` tag names (``cfour`` without one): a built-in name;
-        a name from a variants file cannot be read back without that file."""
+        """The game the ``Variant`` tag names (``cfour`` without one): a built-in name,
+        or one of the variants file the reader was given."""
         try:
-            return VariantSet().find(self.tags.get("Variant", "cfour"))
+            return self.variants.find(self.tags.get("Variant", "cfour"))
         except VariantError as err:
             raise ValueError(f"game '{self.tags.get('White', '?')}' vs '{self.tags.get('Black', '?')}': "
                              f"{err}") from None
@@ -228,11 +229,13 @@ class _GameBuilder:
             start_fen=t.get("FEN"), variant=self.variant())
 
 
-def read_games(text: str) -> list[PgnGame]:
+def read_games(text: str, variants: VariantSet | None = None) -> list[PgnGame]:
     """Every game of a PGN text; moves are checked against the rules (ValueError
-    names the game and the move that is wrong)."""
+    names the game and the move that is wrong).  ``variants``: the names a
+    ``Variant`` tag may use besides the built-in ones (a loaded variants file)."""
     games = []
-    builder = _GameBuilder()
+    known = variants or VariantSet()
+    builder = _GameBuilder(known)
     for token in _TOKEN.finditer(text):
         if token["tag"]:
             builder.tags[token["tag"]] = re.sub(r"\\(.)", r"\1", token["value"])
@@ -240,7 +243,7 @@ def read_games(text: str) -> list[PgnGame]:
             builder.add_comment(token["comment"])
         elif token["result"]:
             games.append(builder.build(token["result"]))
-            builder = _GameBuilder()
+            builder = _GameBuilder(known)
         elif token["move"]:
             builder.add_move(token["move"])
             if token["suffix"]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..engine import EngineClient, EngineError
+from ..engine.client import EngineClient
+from ..engine.process import EngineError
 from ..protocol.go_params import GoParams
 from .config import EngineSpec, MatchConfig, TimeControl
 

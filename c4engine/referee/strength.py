@@ -31,12 +31,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
-
-from ..engine import EngineTimeout, Limit, SimpleEngine, engine_move
-from ..inputs import numbered_lines, summary
+from ..engine.client import Limit
+from ..engine.info import engine_move
+from ..engine.process import EngineTimeout
+from ..engine.simple import SimpleEngine
 from ..geometry import STANDARD
-from ..rules.board import Board
-from ..rules.board import RulesError
+from ..inputs import numbered_lines, summary
+from ..rules.board import Board, RulesError
 from ..rules.notation import parse_digits
 
 BUILTIN_POSITIONS = "data/strength_positions.txt"

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from ..protocol.lines import MAX_LINE_BYTES
 from .game import GameOutcome
 from .stats import (
-    Pentanomial, SprtParams, draw_ratio, elo_estimate, los, pentanomial, score, sprt_decision,
+    Pentanomial,
+    SprtParams,
+    draw_ratio,
+    elo_estimate,
+    los,
+    pentanomial,
+    score,
+    sprt_decision,
     sprt_llr_pentanomial,
 )
 

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..geometry import STANDARD, Geometry
-from .bits import bottom_cell, column_cells, has_line, playable_cells, popcount, top_cell, winning_cells
+from .bits import (
+    bottom_cell,
+    column_cells,
+    has_line,
+    playable_cells,
+    popcount,
+    top_cell,
+    winning_cells,
+)
 
 
 def completes_line(stones: int, geometry: Geometry) -> bool:

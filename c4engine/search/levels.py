@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from ..rules.scores import is_proven, to_pons
 from .limits import Limits
 
-
 FULL_STRENGTH = 20
 TOP_TEMPERATURE = 100.0  # value units (about cp) at level 0
 TEMPERATURE_RATIO = 0.75  # per level

@@ -1,15 +1,17 @@
 """The search's buffer: lazily zeroed pages, and their return to the system on a wipe.
 
-Light on purpose (numpy and the standard library): the protocol's option table
-reads the default table size from here before the kernel is loaded.
+Light on purpose (the standard library at import, numpy when a buffer is made):
+the protocol's option table reads the default table size from here, and the
+protocol process and the command line must start without numpy or the kernel.
 """
 
 from __future__ import annotations
 
 import mmap
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_HASH_MB = 16  # the Hash option's default; protocol.md ("Memory") says why
 ENTRY_BYTES = 8
@@ -31,6 +33,8 @@ def allocate_zeros(words: int) -> np.ndarray:
         area = mmap.mmap(-1, words * ENTRY_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except OSError as exc:
         raise MemoryError(f"cannot allocate {words * ENTRY_BYTES >> 20} MB: {exc.strerror}") from None
+    import numpy as np  # here, not at import: see the module's docstring
+
     return np.frombuffer(area, dtype=np.int64)
 
 

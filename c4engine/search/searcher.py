@@ -41,8 +41,18 @@ from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
 from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
 from ..kernel.layout import (
-    BOOK_ADDRESS, BOOK_RECORDS, BUSY_SLOTS, BUSY_START, GENERATION, INFINITE, NODES, SELDEPTH, STOP, TT_SLOTS,
-    TT_START, WEIGHTS,
+    BOOK_ADDRESS,
+    BOOK_RECORDS,
+    BUSY_SLOTS,
+    BUSY_START,
+    GENERATION,
+    INFINITE,
+    NODES,
+    SELDEPTH,
+    STOP,
+    TT_SLOTS,
+    TT_START,
+    WEIGHTS,
 )
 from ..kernel.specialise import Kernel, kernel_for
 from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
@@ -50,7 +60,13 @@ from ..rules.board import Board
 from ..rules.notation import parse_digits
 from ..rules.scores import is_proven, mate_distance
 from .limits import Limits
-from .memory import DEFAULT_HASH_MB, ENTRY_BYTES, WIPE_BY_WRITING_MB, allocate_zeros, forget_pages
+from .memory import (
+    DEFAULT_HASH_MB,
+    ENTRY_BYTES,
+    WIPE_BY_WRITING_MB,
+    allocate_zeros,
+    forget_pages,
+)
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
 from .report import Line, Report, Result

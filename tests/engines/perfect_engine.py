@@ -37,7 +37,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from bitbully import BitBully, Board as BitBullyBoard  # type: ignore[import-untyped]
+from bitbully import BitBully  # type: ignore[import-untyped]
+from bitbully import Board as BitBullyBoard
 
 from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import format_move, parse_fen, play_moves

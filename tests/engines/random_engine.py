@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import random
 
-from simple_engine import HEIGHT, WIDTH, SimpleEngine  # run as a script: its folder is on the path
+from simple_engine import (  # run as a script: its folder is on the path
+    HEIGHT,
+    WIDTH,
+    SimpleEngine,
+)
 
 
 class RandomEngine(SimpleEngine):

@@ -1,48 +1,4 @@
-"""``c4engine.engine``: a client for any engine that speaks our UCI-style protocol.
-
-Two levels, in the shape and with the names of python-chess' ``chess.engine``:
-
-- :class:`SimpleEngine` is the public client: ``SimpleEngine.popen(command)`` as a
-  context manager, ``configure``, ``play(position, Limit(...)) -> PlayResult``,
-  ``analyse(position, limit, multipv=N)`` and ``quit``.  Positions are read
-  through two attributes only, ``moves`` (the columns 1-7 played since the start)
-  and ``start_fen`` (None for the empty board), so :class:`c4engine.Position`
-  or anything shaped like it will do.  Moves come back as columns 1-7.
-- :class:`EngineClient` is one engine process line by line, with deadlines and
-  the arrival time of each line.  The referee (``c4engine match``,
-  ``c4engine strength``) uses it directly because it judges what the engine
-  said, clocks included.  :func:`parse_info`, :func:`merge_info` and
-  :func:`collect_lines` read ``info`` lines for any other client (they need no
-  process).
-
-An engine is another program and may hang, crash or babble, so every read has a
-deadline: a reader thread moves the engine's output lines into a queue, stamped
-with the time they arrived, and the client waits on the queue.  The stamp (not
-the moment the caller gets round to reading) is what a move's time is measured
-against, so a busy caller does not make an engine look slow.  What it trusts
-nothing of:
-
-- numbers: ASCII digits with an optional minus, at most :data:`MAX_NUMBER`;
-  an ``info`` line with any other number is ignored as a whole;
-- ``bestmove``: only one written after the engine read the ``go`` answers it
-  (an ``isready`` sent just before ``go`` fences off older output); extra ones
-  (printed twice, or before any ``go``) are discarded and counted in
-  :attr:`EngineClient.stale_bestmoves`, and a move time is never negative;
-- notation: after ``UCI_Variant cfour`` a move must be a drop ``P@d1``, before
-  it a digit; the other notation is an illegal move, as in cutechess;
-- output: a line over :data:`MAX_LINE_BYTES` is dropped (and counted in
-  :attr:`EngineClient.dropped_lines`) as soon as it is seen to be one, and at
-  most :data:`QUEUED_LINES` lines wait for the caller (an engine that writes
-  faster than it is read waits on its pipe), so an engine's output costs
-  bounded memory, and a reader that fails all the same ends the output with
-  its reason, not the thread with a traceback;
-- the process: it runs in its own process group, and ending the engine ends the
-  whole group, so a child left holding the engine's output cannot keep the
-  connection open or outlive it.  The engine's own exit is noticed even while a
-  child keeps the pipe open.
-
-Not thread-safe: one thread drives one engine.
-"""
+"""One engine process spoken to over the protocol: the handshake, options, positions, searches, timeouts."""
 
 from __future__ import annotations
 
@@ -50,195 +6,69 @@ import math
 import os
 import queue
 import shlex
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any, Protocol, TypedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO
 
-from .protocol.go_params import GoParams
-from .geometry import STANDARD, Geometry
-from .protocol.lines import MAX_LINE_BYTES, bounded_lines
-from .rules.board import Board
-from .rules.board import RulesError
-from .rules.notation import DIGITS, FILES, format_line, parse_fen, parse_int, parse_move
-from .rules.variants import BOARD_NAME_PREFIX, Variant, built_in
+from ..geometry import STANDARD, Geometry
+from ..protocol.go_params import GoParams
+from ..protocol.lines import MAX_LINE_BYTES
+from ..rules.board import Board
+from ..rules.notation import format_line, parse_fen
+from ..rules.variants import BOARD_NAME_PREFIX, Variant, built_in
+from .info import InfoDict, add_info, parse_number
+from .process import (
+    STDERR_LINES_KEPT,
+    EngineDied,
+    EngineError,
+    EngineTimeout,
+    Output,
+    ProcessGroup,
+    _OutputEnd,
+    _pump,
+    engine_argv,
+    how_it_ended,
+    spawn_arguments,
+    start_failure,
+)
 
 HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
+
+
 READY_TIMEOUT = 15.0  # ... and for `readyok`
+
+
 # An engine that touches every page of its transposition table before readyok is slow
 # with a large Hash: c4engine did so until its tables were allocated lazily (9-18 s for
 # Hash 8192 on this 2-core machine, 23.3 s for Hash 4096 with the load average at 7,
 # 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
 # for, rather than the referee refusing to start such an engine.
 READY_SECONDS_PER_GIB = 8.0
+
+
 SEARCH_GRACE = 5.0  # past its time limit, before a search counts as silent (SimpleEngine: stop included)
+
+
 STOP_GRACE = 1.0  # of that, what is kept for a search given up on to answer stop and isready
+
+
 SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only
+
+
 QUIT_TIMEOUT = 2.0
+
+
 EXIT_GRACE = 0.2  # after the process ended, the last lines may still be in the pipe
+
+
 POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
-STDERR_LINES_KEPT = 20
+
+
 QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
-MAX_NUMBER = (1 << 63) - 1
-
-
-class EngineError(Exception):
-    """The engine did not do what the protocol asks; the message names the engine."""
-
-
-class EngineTimeout(EngineError):
-    """The engine did not answer in time (it may still be running)."""
-
-
-class EngineDied(EngineError):
-    """The engine's process ended or closed its output."""
-
-
-@dataclass(frozen=True)
-class Score:
-    """A score as the engine sends it: ``cp`` (a heuristic value) or ``mate`` in N moves."""
-
-    kind: str
-    value: int
-
-
-class InfoDict(TypedDict, total=False):
-    """What ``info`` lines said about one line of the search (python-chess' keys).
-
-    ``lowerbound`` / ``upperbound`` are present (True) when ``score`` is only a
-    bound; ``time`` is in seconds; ``pv`` holds columns 1-7 (the engine's notation
-    read without checking ranks: the referee judges only ``bestmove``)."""
-
-    depth: int
-    seldepth: int
-    multipv: int
-    score: Score
-    lowerbound: bool
-    upperbound: bool
-    nodes: int
-    nps: int
-    hashfull: int
-    tbhits: int
-    time: float
-    currmove: int
-    currmovenumber: int
-    pv: list[int]
-    string: str
-
-
-_INT_KEYS = ("depth", "seldepth", "multipv", "nodes", "nps", "hashfull", "tbhits",
-             "currmovenumber")
-_BOUNDS = ("lowerbound", "upperbound")
-
-
-def parse_number(text: str) -> int:
-    """An engine's integer: the protocol's one number syntax (:func:`parse_int`:
-    ASCII digits, an optional leading minus) within :data:`MAX_NUMBER`; ValueError
-    otherwise, so that ``+3``, ``1_0``, Arabic digits and numbers of any length
-    never reach the caller."""
-    value = parse_int(text)
-    if abs(value) > MAX_NUMBER:
-        raise ValueError(f"'{text[:30]}' is out of range")
-    return value
-
-
-def move_column(token: str) -> int:
-    """The column 1.. a move token names, read from its notation alone (a digit, or
-    the file of a drop, on any board); ValueError for anything else."""
-    if len(token) == 1 and token in DIGITS[1:]:
-        return int(token)
-    if 4 <= len(token) <= 5 and token.startswith("P@") and token[2] in FILES and token[3:].isdigit():
-        return FILES.index(token[2]) + 1
-    raise ValueError(f"'{token[:30]}' is not a move")
-
-
-def parse_info(line: str) -> InfoDict:
-    """The fields of one ``info`` line; ValueError when a number is malformed or out of
-    range, or a key lacks its value.  ``string`` takes the rest of the line; ``pv``
-    stops at the first token that is not a move."""
-    tokens = line.split()[1:]
-    info: InfoDict = {}
-    i = 0
-    while i < len(tokens):
-        key = tokens[i]
-        if key == "string":
-            info["string"] = " ".join(tokens[i + 1:])
-            break
-        if key == "pv":
-            info["pv"] = _pv_columns(tokens[i + 1:])
-            break
-        if key == "score":
-            i = _parse_score(tokens, i + 1, info, line)
-            continue
-        if i + 1 >= len(tokens) and key in (*_INT_KEYS, "time", "currmove"):
-            raise ValueError(f"'{key}' without a value in {line[:80]!r}")
-        if key in _INT_KEYS:
-            info[key] = parse_number(tokens[i + 1])  # type: ignore[literal-required]
-        elif key == "time":
-            info["time"] = parse_number(tokens[i + 1]) / 1000
-        elif key == "currmove":
-            info["currmove"] = move_column(tokens[i + 1])
-        else:
-            i -= 1  # an unknown word: skipped alone
-        i += 2
-    return info
-
-
-def _parse_score(tokens: list[str], i: int, info: InfoDict, line: str) -> int:
-    """``score cp|mate N [lowerbound|upperbound]`` from ``tokens[i]``; the next index."""
-    if i + 1 >= len(tokens) or tokens[i] not in ("cp", "mate"):
-        raise ValueError(f"malformed score in {line[:80]!r}")
-    info["score"] = Score(tokens[i], parse_number(tokens[i + 1]))
-    if i + 2 < len(tokens) and tokens[i + 2] in _BOUNDS:
-        info[tokens[i + 2]] = True  # type: ignore[literal-required]
-        return i + 3
-    return i + 2
-
-
-def _pv_columns(tokens: list[str]) -> list[int]:
-    columns = []
-    for token in tokens:
-        try:
-            columns.append(move_column(token))
-        except ValueError:
-            break
-    return columns
-
-
-def merge_info(older: InfoDict, newer: InfoDict) -> InfoDict:
-    """``older`` updated by what ``newer`` carries: a last line often reports only
-    nodes and time, which must not erase the score; a new score replaces the old
-    one with its bound (or lack of one)."""
-    merged = dict(older)
-    if "score" in newer:
-        for bound in _BOUNDS:
-            merged.pop(bound, None)
-    merged.update(newer)
-    return merged  # type: ignore[return-value]
-
-
-def engine_move(token: str, board: Board, drops: bool) -> int:
-    """The 0-based column of ``bestmove``'s move in ``board``, in the notation the
-    engine was told to speak; RulesError (an illegal move) otherwise."""
-    if token in ("", "(none)", "0000"):
-        raise RulesError("no move given")
-    is_drop = len(token) >= 4 and token[1] == "@"
-    if drops and not is_drop:
-        raise RulesError(f"move '{token}': after UCI_Variant a move is a drop like P@d1")
-    if not drops and is_drop:
-        raise RulesError(f"move '{token}': without UCI_Variant a move is a column "
-                         f"1-{board.geometry.width}")
-    col = parse_move(token, board)
-    board.play(col)  # raises on a full column or a finished game
-    return col
-
-
-# -- limits -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -292,57 +122,6 @@ class SearchResult:
         return next((info for info in self.lines if info.get("multipv", 1) == 1), InfoDict())
 
 
-def add_info(lines: dict[int, InfoDict], line: str) -> None:
-    """Merge one ``info`` line into ``lines``, the MultiPV lines by number (a line
-    without a number is about ``multipv 1``).  A line with a malformed number is
-    ignored, and so is ``info string``: one garbled line does not void a move."""
-    try:
-        info = parse_info(line)
-    except ValueError:
-        return
-    if "string" not in info:
-        number = info.get("multipv", 1)
-        lines[number] = merge_info(lines.get(number, {}), info)
-
-
-def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
-    """Each MultiPV line's info, merged over the ``info`` lines that carry its
-    number (see :func:`add_info`), in MultiPV order."""
-    lines: dict[int, InfoDict] = {}
-    for line in info_lines:
-        add_info(lines, line)
-    return tuple(lines[n] for n in sorted(lines))
-
-
-# -- one process ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _OutputEnd:
-    """The end of an engine's output; ``failure`` says why it could not be read on,
-    when the reading failed before the end."""
-
-    failure: str = ""
-
-
-Output = str | None | _OutputEnd  # a line, a line over MAX_LINE_BYTES (dropped), the end
-
-
-def _pump(stream: IO[bytes], sink: Callable[[Output], None]) -> None:
-    """Feed ``sink`` each line of ``stream`` as text (None for a line too long,
-    :func:`~c4engine.inputs.bounded_lines`), then the end.  Whatever stops the
-    reading (a MemoryError under a memory cap, say) ends the output with its
-    reason: the thread itself never dies of it."""
-    failure = ""
-    try:
-        with stream:
-            for raw in bounded_lines(stream):
-                sink(None if raw is None else raw.decode("utf-8", "replace").rstrip("\r\n"))
-    except Exception as err:  # noqa: BLE001 - reported to the caller as the end of output
-        failure = f"its output could not be read ({err!r})"
-    sink(_OutputEnd(failure))
-
-
 def hash_ready_seconds(options: Sequence[tuple[str, str]]) -> float:
     """Extra ``readyok`` time for a large ``Hash`` option (see READY_SECONDS_PER_GIB)."""
     for name, value in options:
@@ -379,68 +158,6 @@ def takes_board_variant(options: dict[str, str], variant: str) -> bool:
     and takes any ``cfour-WxH``)."""
     return offers_variant(options, variant) or (variant.startswith(BOARD_NAME_PREFIX) and any(
         word.startswith(BOARD_NAME_PREFIX) for word in options.get("UCI_Variant", "").split()))
-
-
-def engine_argv(command: str | Sequence[str]) -> list[str]:
-    """The arguments of an engine command, a shell-quoted string or a list already;
-    EngineError when the string cannot be parsed or the command is empty."""
-    if isinstance(command, str):
-        try:
-            argv = shlex.split(command)
-        except ValueError as err:
-            raise EngineError(f"cannot parse engine command {command!r}: {err}") from None
-    else:
-        argv = list(command)
-    if not argv:
-        raise EngineError("empty engine command")
-    return argv
-
-
-def own_engine_argv() -> list[str]:
-    """c4engine itself, run by the Python that runs the caller: the engine a tool
-    measures or shows when it is given none."""
-    return [sys.executable, "-m", "c4engine"]
-
-
-def spawn_arguments() -> dict[str, Any]:
-    """How an engine process is started, by :class:`EngineClient` (threads) and by
-    the web board (asyncio) alike: its three streams as pipes, and a session of its
-    own, whose process group :class:`ProcessGroup` ends with everything the engine
-    started in it."""
-    return {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
-            "start_new_session": True}
-
-
-class ProcessGroup:
-    """The process group of an engine started with :func:`spawn_arguments` (its id
-    is the engine's pid).  It is signalled once only: once the group is gone, its
-    id may be reused by an unrelated process."""
-
-    def __init__(self, leader: int) -> None:
-        self._id: int | None = leader
-
-    def end(self) -> None:
-        """Kill the engine and anything it started in its group, at once."""
-        if self._id is None:
-            return
-        try:
-            os.killpg(self._id, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is gone already
-        self._id = None
-
-
-def start_failure(command: str, err: OSError) -> str:
-    """What to say when ``command`` could not be started."""
-    return f"cannot start {command!r}: {err.strerror or err}"
-
-
-def how_it_ended(code: int | None, stderr: Iterable[str]) -> str:
-    """How an engine's process ended, for a message: its exit status (None: it
-    closed its output and may still run) and its last lines on stderr."""
-    how = "closed its output" if code is None else f"exited with code {code}"
-    tail = " | ".join(stderr)
-    return how + (f" (stderr: {tail})" if tail else "")
 
 
 def position_command(moves: Sequence[int], start_fen: str | None,
@@ -776,174 +493,3 @@ class EngineClient:
             stderr.append(item)
         elif item is None:
             stderr.append(f"(a line over {MAX_LINE_BYTES} bytes)")
-
-
-# -- the public client --------------------------------------------------------
-
-
-class PositionLike(Protocol):
-    """What the client reads of a position (:class:`c4engine.Position` has both)."""
-
-    @property
-    def moves(self) -> tuple[int, ...]: ...
-
-    @property
-    def start_fen(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class PlayResult:
-    """The engine's move (a column 1-7) and what it said about its best line."""
-
-    move: int
-    info: InfoDict = field(default_factory=lambda: InfoDict())
-
-
-class SimpleEngine:
-    """An engine process driven one call at a time, python-chess' ``SimpleEngine``.
-
-    ``SimpleEngine.popen("c4engine")`` starts it, completes the handshake, chooses
-    the ``cfour`` variant when offered and waits for ``readyok``.  A search call
-    lasts at most as long as its limit allows plus :data:`SEARCH_GRACE`, or
-    :data:`SEARCH_TIMEOUT` for depth and node limits, stopping a silent search
-    included: a crashed engine raises EngineDied at once, a silent one
-    EngineTimeout, never a hang.  After an EngineTimeout the search has been
-    stopped and the engine may be used again; one that does not answer the stop
-    either has been ended (EngineDied)."""
-
-    def __init__(self, client: EngineClient) -> None:
-        self.client = client
-        self.configured: dict[str, str] = {}
-
-    @classmethod
-    def popen(cls, command: str | Sequence[str], *, timeout: float = HANDSHAKE_TIMEOUT,
-              ready_timeout: float = READY_TIMEOUT,
-              options: Mapping[str, object] | None = None,
-              startup_timeout: float | None = None) -> SimpleEngine:
-        """Start ``command`` (a shell-quoted string or an argument list).  ``timeout``
-        is the wait for ``uciok``, and for the first ``readyok`` unless
-        ``startup_timeout`` is given (an engine that compiles or loads its data
-        before that ``readyok`` may need much longer: see :meth:`EngineClient.setup`)."""
-        client = EngineClient(command)
-        pairs = [(name, _option_text(value)) for name, value in (options or {}).items()]
-        try:
-            client.start(timeout)
-            client.setup(pairs, ready_timeout,
-                         startup_timeout=timeout if startup_timeout is None else startup_timeout)
-        except BaseException:
-            client.kill()
-            raise
-        engine = cls(client)
-        engine.configured.update(pairs)
-        return engine
-
-    def __enter__(self) -> SimpleEngine:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.quit()
-
-    @property
-    def id(self) -> dict[str, str]:
-        """``{"name": ...}`` from the engine's ``id name`` line."""
-        return {"name": self.client.id_name} if self.client.id_name else {}
-
-    @property
-    def options(self) -> dict[str, str]:
-        """The engine's options as it listed them: name -> ``type ... default ...``."""
-        return dict(self.client.options)
-
-    def configure(self, options: Mapping[str, object]) -> None:
-        """``setoption`` for each of ``options`` (True/False as ``true``/``false``),
-        then wait for ``readyok``."""
-        pairs = [(name, _option_text(value)) for name, value in options.items()]
-        for name, value in pairs:
-            self.client.set_option(name, value)
-        self.configured.update(pairs)
-        self.client.ready_timeout = max(self.client.ready_timeout,
-                                        READY_TIMEOUT + hash_ready_seconds(pairs))
-        self.client.is_ready()
-
-    def play(self, position: PositionLike, limit: Limit, *,
-             timeout: float | None = None) -> PlayResult:
-        """The engine's move in ``position``; EngineError when it plays an illegal one.
-        ``timeout`` replaces the wait that ``limit`` implies (:meth:`Limit.timeout`)."""
-        board, result = self.search(position, limit, timeout=timeout)
-        try:
-            col = engine_move(result.bestmove, board, self.client.drops)
-        except RulesError as err:
-            raise EngineError(f"{self.client.name}: illegal bestmove: {err}") from None
-        return PlayResult(col + 1, _checked(result.info, board))
-
-    def analyse(self, position: PositionLike, limit: Limit, multipv: int | None = None, *,
-                timeout: float | None = None) -> InfoDict | list[InfoDict]:
-        """What the engine found in ``position``: one InfoDict, or with ``multipv``
-        a list of the best lines, best first, each with its own score and PV."""
-        if multipv is None:
-            board, result = self.search(position, limit, timeout=timeout)
-            return _checked(result.info, board)
-        self.client.set_option("MultiPV", str(multipv))
-        try:
-            board, result = self.search(position, limit, timeout=timeout)
-        finally:
-            self.client.set_option("MultiPV", self.configured.get("MultiPV", "1"))
-        return [_checked(info, board) for info in result.lines][:multipv]
-
-    def quit(self) -> None:
-        """Ask the engine to quit and end its process group."""
-        self.client.quit()
-
-    def search(self, position: PositionLike, limit: Limit, *,
-               timeout: float | None = None) -> tuple[Board, SearchResult]:
-        """The engine's answer to ``go`` in ``position`` as it came, with the position
-        searched: for a referee that judges the move itself (an illegal one is
-        returned, not raised).  EngineTimeout as in :meth:`play`, with the search
-        stopped; EngineError when the position cannot be sent.
-
-        The whole call fits in the wait (``timeout``, or what ``limit`` implies):
-        the search is given up :data:`STOP_GRACE` before its end (half the wait at
-        most), which is left for the engine to answer ``stop`` and ``isready``."""
-        try:
-            board = self.client.position(position.moves, position.start_fen)
-        except RulesError as err:
-            raise EngineError(f"cannot send the position: {err}") from None
-        wait = limit.timeout(board.side_to_move) if timeout is None else timeout
-        deadline = time.monotonic() + wait
-        try:
-            return board, self.client.go(limit.go_params(), wait - min(STOP_GRACE, wait / 2))
-        except EngineTimeout:
-            self._recover(deadline)
-            raise
-
-    def _recover(self, deadline: float) -> None:
-        """After a search given up on: stop it and wait, until ``deadline``, for the
-        engine to be ready, so that it can be used again.  An engine that does not
-        answer that either is ended, and EngineDied raised: a caller must not take
-        it for a slow move."""
-        try:
-            self.client.stop()
-            self.client.is_ready(max(0.0, deadline - time.monotonic()))
-        except EngineError as err:
-            self.client.kill()
-            raise EngineDied(f"{err} (after a search was stopped; the engine was ended)") \
-                from None
-
-
-def _option_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _checked(info: InfoDict, board: Board) -> InfoDict:
-    """``info`` with its PV cut at the first move that is not legal where it is played."""
-    if "pv" not in info:
-        return info
-    legal = []
-    pos = board
-    for col in info["pv"]:
-        if not pos.can_play(col - 1) or pos.is_over():
-            break
-        legal.append(col)
-        pos = pos.play(col - 1)
-    return {**info, "pv": legal}  # type: ignore[typeddict-item]

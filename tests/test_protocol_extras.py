@@ -1,0 +1,80 @@
+"""End-to-end tests of the protocol process, the extras: `d`, `eval`, `perft`, `bench`, debug.
+
+The real ``c4engine`` process driven with pexpect (``engine_process.py``); the
+shared process and its reset are the ``engine`` fixtures of ``conftest.py``;
+``protocol.md`` is the contract checked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from engine_process import MID_FEN, EngineProcess, errors, infos
+
+# ------------------------------------------------------------------ extras
+
+def test_d_shows_board_fen_side_and_moves(engine: EngineProcess) -> None:
+    """``d`` after 4453 prints exactly the protocol.md example."""
+    engine.send("position startpos moves 4453")
+    assert engine.command("d") == [
+        ". . . . . . .", ". . . . . . .", ". . . . . . .", ". . . . . . .",
+        ". . . O . . .", ". . O X X . .", "1 2 3 4 5 6 7",
+        f"Fen: {MID_FEN}", "Side to move: first player (X)", "Moves: 4 4 5 3",
+    ]
+
+
+@pytest.mark.parametrize("moves", ["4453", "44534", "3344556"])
+def test_eval_terms_add_up_to_the_total(engine: EngineProcess, moves: str) -> None:
+    """``eval``: the header, the five terms of protocol.md with their weights, weighted
+    totals that are the weighted sums, and the side to move's total X - O (or O - X)."""
+    engine.send(f"position startpos moves {moves}")
+    lines = engine.command("eval")
+    assert re.fullmatch(r"term +weight +X \(first\) +O \(second\)", lines[0])
+    names = ["good-parity threats", "other threats", "dead threats", "stacked threat pairs", "centre stones"]
+    sums = [0, 0]
+    for name, line in zip(names, lines[1:6]):
+        m = re.fullmatch(rf"{name} +(\d+) +(\d+) +(\d+)", line)
+        assert m, line
+        sums[0] += int(m[1]) * int(m[2])
+        sums[1] += int(m[1]) * int(m[3])
+    assert re.fullmatch(rf"weighted total +{sums[0]} +{sums[1]}", lines[6]), (lines[6], sums)
+    sign = 1 if len(moves) % 2 == 0 else -1
+    assert lines[7] == f"Evaluation (side to move): {sign * (sums[0] - sums[1])} cp"
+    assert len(lines) == 8
+
+
+def test_perft_3_from_the_start(engine: EngineProcess) -> None:
+    """``perft 3`` from the start: 49 per first move, a blank line, 343 in all."""
+    assert engine.command("perft 3") == [f"{c}: 49" for c in range(1, 8)] + ["", "Nodes searched: 343"]
+
+
+def test_perft_counts_only_unfinished_games(engine: EngineProcess) -> None:
+    """Perft after 121212 (the first player threatens column 1): the sequences through
+    the winning move 1 end early and count for nothing at depth 2; every other first move
+    has 7 replies (the second player's win in column 2 ends the game on the last ply)."""
+    engine.send("position startpos moves 121212")
+    lines = engine.command("perft 2")
+    assert lines[:7] == ["1: 0"] + [f"{c}: 7" for c in range(2, 8)]
+    assert lines[7:] == ["", "Nodes searched: 42"]
+
+
+def test_bench_prints_nodes_searched(engine: EngineProcess) -> None:
+    """``bench`` searches its positions and prints the node total (Stockfish's form)."""
+    engine.send("bench")
+    lines = engine.sync(90.0)
+    assert errors(lines) == [], lines
+    assert any(re.fullmatch(r"Nodes searched *: \d+", line) for line in lines)
+
+
+def test_debug_mode_reports_the_limits(engine: EngineProcess) -> None:
+    """``debug on``/``off`` are accepted silently; in debug mode a ``go`` writes one
+    ``info string debug`` line with its limits (here the depth), and no more once off."""
+    assert engine.command("debug on") == []
+    engine.send("go depth 3")
+    lines = engine.read_until("bestmove")
+    debug = [line for line in lines if line.startswith("info string debug ")]
+    assert len(debug) == 1 and "depth=3" in debug[0], lines
+    assert len(infos(lines)) == len(lines) - 2
+    assert engine.command("debug off") == []
+    engine.send("go depth 3")
+    assert not [line for line in engine.read_until("bestmove") if "debug" in line]
