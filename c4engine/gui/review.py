@@ -50,7 +50,8 @@ class PageReview:
     def position_command(self, drops: bool) -> str:
         """``position`` for the next position to score."""
         game = self.item.game
-        return position_command(self.columns[:len(self.verdicts)], game.start_fen, drops)[0]
+        return position_command(self.columns[:len(self.verdicts)], game.start_fen, drops,
+                                self.item.geometry)[0]
 
     def add_line(self, line: str) -> None:
         """An ``info`` line of the search in flight."""
