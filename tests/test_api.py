@@ -480,10 +480,12 @@ def test_best_move_on_a_bigger_board_keeps_its_time() -> None:
 
 
 def test_a_review_on_another_board() -> None:
-    review = c4engine.review(Position.from_moves("444455", width=5, height=4), movetime=5)
-    assert review.geometry.name == "5x4" and len(review.moves) == 6
-    board = oracle.Board.from_moves(5, 4, 4, "444")
-    assert review.moves[3].before.low == oracle.solve(board)  # the mover's exact score
+    """The 5x4 position 442335312152 scores 0 for Steininger's c4
+    (tests/data/c4_scores_5x4.txt); the review finds it before the game's last move."""
+    review = c4engine.review(Position.from_moves("4423353121521", width=5, height=4), movetime=200)
+    assert review.geometry.name == "5x4" and len(review.moves) == 13
+    assert review.moves[12].before == c4engine.Value(0, 0)
+    assert "442335312152 0" in (Path(__file__).resolve().parent / "data" / "c4_scores_5x4.txt").read_text()
 
 
 # -- the README's examples ----------------------------------------------------
