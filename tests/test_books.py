@@ -34,6 +34,7 @@ from c4engine.search.searcher import Searcher
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 B5X4 = Geometry(5, 4)
+KILLED_PLIES = 8  # 6 plies solved faster than a kill could land
 B4X4 = Geometry(4, 4)
 
 
@@ -211,8 +212,9 @@ def test_a_corrupt_build_database_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def build_process(out: Path, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "c4engine", "book", "build", "--board", "5x4", "--plies", "6",
-                             "--out", str(out), *extra], cwd=ROOT,
+    """A 5x4 book of 8 plies (8,556 positions, seconds of solving: time to be killed)."""
+    return subprocess.Popen([sys.executable, "-m", "c4engine", "book", "build", "--board", "5x4", "--plies",
+                             str(KILLED_PLIES), "--out", str(out), *extra], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -233,7 +235,7 @@ def test_killed_builds_resume_to_the_same_book_each_position_once(tmp_path: Path
     once and none lost."""
     whole = tmp_path / "whole.book"
     assert build_process(whole).wait(timeout=300) == 0
-    total = len(book_positions(B5X4, 6))
+    total = len(book_positions(B5X4, KILLED_PLIES))
     out, rng, kills = tmp_path / "killed.book", random.Random(20), 0
     early = build_process(out)  # killed while it starts or enumerates, before any result
     time.sleep(rng.uniform(1.0, 3.0))
