@@ -16,6 +16,7 @@ from engine_process import (
     HEIGHT,
     WIDTH,
     Board,
+    READY_TIMEOUT,
     EngineProcess,
     bestmove_after,
     bestmoves,
@@ -356,3 +357,16 @@ def test_a_go_piped_before_the_engine_is_ready_gets_its_whole_movetime() -> None
     lines = done.stdout.splitlines()
     assert lines[-1] == "bestmove 4 ponder 4"
     assert " score mate 21 " in lines[-2]
+
+
+def test_a_go_with_no_time_still_finishes_depth_1(engine: EngineProcess) -> None:
+    """``movetime 1`` leaves no time to search: depth 1 finishes all the same (a node
+    per column), so the answer stands on a whole iteration.  Cut short before it,
+    the first root move's bound (``mate -15 upperbound`` here, in a won position)
+    was reported as the position's score and played."""
+    engine.send("position startpos moves 4444473222")
+    engine.send("go movetime 1")
+    lines = engine.read_until("bestmove", READY_TIMEOUT)
+    depth_1 = [info for info in infos(lines) if info["depth"] == "1"]
+    assert depth_1 and all("bound" not in line and "mate -" not in line
+                           for line in lines if line.startswith("info depth"))

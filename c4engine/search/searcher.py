@@ -398,11 +398,11 @@ class Searcher:
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
-        self._attach(stop)
+        self._attach(StopSignal())  # the first iteration is never cut short: see _Iterations.run
         timer = deadline_timer(limits.hard_ms, stop)
         try:
             return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
-                               multipv).run()
+                               multipv, functools.partial(self._attach, stop)).run()
         finally:
             if timer is not None:
                 timer.cancel()
@@ -419,6 +419,7 @@ class _Iterations:
     on_report: Callable[[Report], None]
     stop: StopSignal
     multipv: int
+    arm: Callable[[], None]  # routes ``stop`` to the kernels, once the first iteration is done
     started: float = field(default_factory=time.perf_counter)
     nodes: int = 0
     heuristic_nodes: int = 0
@@ -432,6 +433,10 @@ class _Iterations:
         return min(left, cap)
 
     def run(self) -> Result:
+        """Depth 1, 2, ... until a limit, a stop or an exact result.  Depth 1 always
+        finishes, whatever the limits (as in Stockfish): it costs a node per column,
+        and a move cut short before it has no value to stand on (a first root move's
+        bound is no score of the position)."""
         remaining = self.pos.geometry.cells - self.pos.stones
         max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
         for depth in range(1, max_depth + 1):
@@ -439,6 +444,8 @@ class _Iterations:
                 finished = self.exact_iteration(UNLIMITED)
             else:
                 finished = self.heuristic_iteration(depth)
+                if depth == 1:
+                    self.arm()
                 if finished and self.solver_may_reach_the_end() and not self.done():
                     finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
             if not finished or self.done():
