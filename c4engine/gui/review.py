@@ -79,6 +79,6 @@ class PageReview:
         scores = first_player_scores(self.verdicts)
         return {**review_dict(review), "serial": self.serial, "columns": self.columns,
                 "total": len(self.item.game.moves), "done": self.done,
-                "scale": win_now(0, self.item.geometry),
+                "scale": win_now(0, self.item.geometry.cells),
                 "chart": [{"low": v.low, "high": v.high} for v in scores],
                 "pgn": write_game(annotated(self.item.game, review)) if self.done else None}
