@@ -57,10 +57,15 @@ def test_every_verdict_agrees_with_bitbully_on_match_games(match_review: dict) -
         for ply, move in enumerate(reviewed["moves"]):
             oracle = exact_scores([m.col for m in game.moves[:ply]])
             shown = {int(col): (v["low"], v["high"]) for col, v in move["columns"].items()}
-            assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
-            best = max(oracle.values())
-            assert move["mark"] == mark(best, oracle[move["column"]])
-            assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
+            best, played = max(oracle.values()), oracle[move["column"]]
+            assert (move["before"]["low"], move["before"]["high"]) == (best, best), (game.white, ply)
+            assert (move["after"]["low"], move["after"]["high"]) == (played, played), (game.white, ply)
+            assert move["mark"] == mark(best, played)
+            if move["mark"] == "kept":  # proven from two values: every column was not searched
+                assert shown == {move["column"]: (best, best)} and move["best"] == [move["column"]]
+            else:
+                assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
+                assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
             marks.add(move["mark"])
     assert {"kept", "slower", "blunder"} <= marks
 

@@ -412,7 +412,7 @@ class Session:
             return
         search = self.pending.popleft()
         if self.current(search) and search.kind == "review" and self.review is not None:
-            self.review.finish_position()
+            self.review.finish_search()
             await self.send({"type": "review", "review": self.review.describe()})
         elif self.current(search) and search.kind not in ("analysis", "review"):
             try:
@@ -472,11 +472,12 @@ class Session:
     def start_search(self, kind: str) -> None:
         assert self.engine is not None
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
-        self.set_option("MultiPV", ANALYSIS_LINES if kind in ("analysis", "review") else 1)
         if kind == "review" and self.review is not None:
+            self.set_option("MultiPV", self.review.multipv())
             self.engine.send(self.review.position_command(self.drops))
             movetime = REVIEW_MOVETIME_MS
         else:
+            self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
             self.engine.send(self.game.engine_position(self.drops))
             movetime = self.movetime
         limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=movetime)
