@@ -331,6 +331,29 @@ async def test_a_review_over_the_websocket_gives_the_command_lines_verdicts(open
     assert "P@a1??" in review["pgn"]
 
 
+@with_pages
+async def test_steps_sent_faster_than_the_answers_are_all_taken(opener: Opener) -> None:
+    """Arrow keys send steps, which the server counts in order: two sent before the
+    first answer move two plies on; a step past either end stays there."""
+    page = await opener()
+    await page.ready()
+    await page.send(op="review", played=False, pgn="1. P@d1 P@d2 2. P@e1 P@c1 *")
+    await page.state_where(lambda s: s["plies"] == 4 and s["moves"] == [])
+    await page.send(op="goto", step=1)
+    await page.send(op="goto", step=1)
+    assert (await page.state_where(lambda s: len(s["moves"]) == 2))["moves"] == [4, 4]
+    for _ in range(3):
+        await page.send(op="goto", step=1)
+    await page.state_where(lambda s: len(s["moves"]) == 4)
+    await page.send(op="goto", step=-1)
+    await page.send(op="goto", ply=0)
+    await page.send(op="goto", step=-1)
+    await page.send(op="goto", step=1)
+    assert (await page.state_where(lambda s: s["moves"] == [4]))["can_redo"]
+    await page.send(op="goto", step=2)
+    assert "step must be a whole number from -1 to 1" in await page.error()
+
+
 # ------------------------------------------------------------------ broken engines
 
 @with_pages

@@ -292,11 +292,18 @@ class Session:
         return GameInput(1, 1, PgnGame("?", "?", result, tuple(PgnMove(c) for c in moves), start_fen=start_fen))
 
     def req_goto(self, message: dict[str, Any]) -> None:
-        """Show the game after ``ply`` of its moves, played or undone (two people only:
-        else stepping back could hand the engine a move)."""
+        """Show the game after ``ply`` of its moves, played or undone, or ``step`` (-1 or
+        1) moves from the one shown, staying at either end: steps are counted here, in
+        the order they came, so that keys pressed faster than the page hears back are
+        all taken.  Two people only: else stepping back could hand the engine a move."""
         if self.mode != "humans":
             raise RequestError("stepping through a game needs the mode 'two people'")
-        ply = whole_number(message, "ply", range(0, len(self.game.moves) + len(self.game.undone) + 1))
+        plies = len(self.game.moves) + len(self.game.undone)
+        if "step" in message:
+            step = whole_number(message, "step", range(-1, 2))
+            ply = min(max(len(self.game.moves) + step, 0), plies)
+        else:
+            ply = whole_number(message, "ply", range(0, plies + 1))
         while len(self.game.moves) > ply:
             self.game.undo()
         while len(self.game.moves) < ply:
