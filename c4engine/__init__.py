@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .api import analyse, best_move, review, solve, warm_up
+from .api import analyse, best_move, review, solve, use_book, warm_up
 from .position import IllegalMoveError, Position
 from .verdicts import GameReview, MoveVerdict, PlayerSummary, Value
 from .version import __version__
 
 __all__ = [
     "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Value", "__version__",
-    "analyse", "best_move", "connectx", "engine", "review", "solve", "warm_up",
+    "analyse", "best_move", "connectx", "engine", "review", "solve", "use_book", "warm_up",
 ]
 
 

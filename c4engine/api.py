@@ -2,12 +2,14 @@
 and ``review``, which scores games through an engine process.
 
 These run the engine's own searcher inside the calling process, with no
-engine process and no protocol in between.  One searcher (one search
-thread, the engine's default transposition table and the opening book,
-as the engine process starts with them) is built on the first call and
-shared by every later call in the process, because building it is the
-expensive part: numba compiles the search kernel (or loads it from its
-cache) and the 12-stone book is read, together a few seconds.
+engine process and no protocol in between, on the board of the position they
+are given.  One searcher (one search thread, the engine's default
+transposition table and, on the 7x6 four-in-a-row board only, the opening
+book, as the engine process starts with them) is built on the first call and
+shared by every later call on the same board, because building it is the
+expensive part: numba compiles the search kernel for the board (or loads it
+from its cache) and the 12-stone book is read, together a few seconds.  A call
+on another board replaces it, so alternating boards pays that again each time.
 
 This module imports the search only inside its functions, so that
 ``import c4engine`` stays light (the protocol process imports the package and
@@ -27,7 +29,8 @@ import warnings
 from typing import TYPE_CHECKING
 
 from .arguments import flag, seconds, whole_number
-from .position import IllegalMoveError, Position
+from .geometry import STANDARD, Geometry
+from .position import IllegalMoveError, Position, board_shape
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,31 +43,50 @@ _lock = threading.Lock()
 _shared: Searcher | None = None
 
 
-def warm_up() -> None:
-    """Build the shared searcher now rather than in the first call that needs it.
+def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
+            connect: int = STANDARD.connect) -> None:
+    """Build the shared searcher for that board (as ``Position()`` takes it: 7x6, four in
+    a row, unless told otherwise) rather than in the first call that needs it.
 
-    The first call of :func:`solve`, :func:`analyse` or :func:`best_move` in a
-    process pays for it anyway (a few seconds: the numba kernel is compiled or
-    loaded from its cache, and the opening book is read); calling this first
-    moves that cost to a moment of your choosing, for example before a clock
-    starts.  Later calls return at once."""
+    The first call of :func:`solve`, :func:`analyse` or :func:`best_move` on a
+    board pays for it anyway (a few seconds: the numba kernel is compiled for the
+    board or loaded from its cache, and on 7x6 the opening book is read); calling
+    this first moves that cost to a moment of your choosing, for example before a
+    clock starts.  Later calls on that board return at once.  Raises
+    :class:`IllegalMoveError` for a board the engine cannot play."""
+    geometry = board_shape(width, height, connect)
     with _lock:
-        _searcher()
+        _searcher(geometry)
 
 
-def _searcher() -> Searcher:
-    """The process's searcher, built on first use (the caller holds ``_lock``)."""
+def _searcher(geometry: Geometry) -> Searcher:
+    """The process's searcher for ``geometry``, built on first use or when the board
+    changes (the caller holds ``_lock``)."""
     global _shared
-    if _shared is None:
+    if _shared is None or _shared.geometry != geometry:
         from .kernel.book import OpeningBook
         from .search.searcher import Searcher
         # stacklevel 5: the caller of the public function, through load_or_empty
         book = OpeningBook.load_or_empty(
-            lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5))
-        searcher = Searcher(book=book)
+            lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5)) \
+            if geometry == STANDARD else None
+        _shared = None  # the old searcher's table is freed before the new one is made
+        searcher = Searcher(book=book, geometry=geometry)
         searcher.warm_up()
         _shared = searcher
     return _shared
+
+
+def use_book(path: str | None) -> None:
+    """Search with the book built by ``c4engine book build`` at ``path`` from now on, as
+    the engine's ``BookFile`` option does (None: without one).  Raises
+    ``ValueError`` (:class:`c4engine.kernel.built_book.BookFileError`) for a file
+    that is no sound book or is for another board than the searcher's."""
+    from .kernel.built_book import BuiltBook
+
+    with _lock:
+        searcher = _searcher()
+        searcher.set_built_book(None if path is None else BuiltBook.load(path, searcher.geometry))
 
 
 def _playable(position: Position, call: str) -> Board:
@@ -78,11 +100,11 @@ def _playable(position: Position, call: str) -> Board:
 
 
 def solve(position: Position, weak: bool = False) -> int:
-    """Pons' exact score of ``position`` for the side to move.
+    """Pons' exact score of ``position`` for the side to move, on its board.
 
     0 is a draw; a positive score is a win, the sooner the larger: a side that
-    wins with its own next stone, ``n`` stones being on the board, scores
-    ``(43 - n) // 2``, and each own move the win takes longer costs one point;
+    wins with its own next stone, ``n`` stones being on a board of ``W x H``
+    cells, scores ``(W*H + 1 - n) // 2`` (``(43 - n) // 2`` on 7x6), and each own move the win takes longer costs one point;
     a negative score is a loss by the same count.  With ``weak`` only the
     result is computed, -1, 0 or 1, which is faster.
 
@@ -93,12 +115,12 @@ def solve(position: Position, weak: bool = False) -> int:
     board = _playable(position, "solve")
     weak = flag(weak, "solve: weak")
     with _lock:
-        score, _nodes = _searcher().solve(board, weak)
+        score, _nodes = _searcher(board.geometry).solve(board, weak)
     return score
 
 
 def analyse(position: Position) -> dict[int, int | None]:
-    """The exact score, for the side to move, of playing each column 1-7 (None for
+    """The exact score, for the side to move, of playing each column 1-W (None for
     a full column), in Pons' convention as :func:`solve` gives it.
 
     The best moves are the columns with the highest score.  The first call in
@@ -108,18 +130,19 @@ def analyse(position: Position) -> dict[int, int | None]:
     from .search.searcher import NO_MOVE_SCORE
     board = _playable(position, "analyse")
     with _lock:
-        values, _nodes = _searcher().solve_moves(board)
+        values, _nodes = _searcher(board.geometry).solve_moves(board)
     return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 
 def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:
-    """A best column (1-7) for the side to move, as the engine would play it.
+    """A best column (1-W) for the side to move, as the engine would play it.
 
     ``time`` limits the search to that many seconds (a number above 0;
     ``inf`` or a billion seconds or more is no limit), ``depth`` to that many
-    plies (a whole number of at least 1); with neither it searches until the result is proven, which the
-    opening book and the exact solver make immediate in most positions but
-    which can take minutes in hard middle-game ones.  Where the search proves
+    plies (a whole number of at least 1); with neither it searches until the result is
+    proven, which on 7x6 the opening book and the exact solver make immediate in most
+    positions but which can take minutes in hard middle-game ones (and far longer
+    early on a bigger board, which has no book).  Where the search proves
     the result in time the move is perfect; otherwise it is the deepest
     search's choice.  ``time`` counts from the start of the search: the first
     call in a process also pays the searcher's start-up (see :func:`warm_up`),
@@ -134,7 +157,7 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     millis = None if limit is None else limit * 1000.0
     limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
     with _lock:
-        result = _searcher().search(board, limits)
+        result = _searcher(board.geometry).search(board, limits)
     assert result.move is not None, "a game that is not over has a move"
     return result.move + 1
 
@@ -143,9 +166,10 @@ def review(moves_or_game: object, movetime: float | None = None,
            engine: str | Sequence[str] | None = None) -> GameReview:
     """Every move of a game judged with exact scores, as ``c4engine review`` does.
 
-    ``moves_or_game`` is a :class:`Position` (its moves from its start), the
-    columns 1-7 as digits (``"4453"``) or a list, or the PGN text of one game
-    (``c4engine match``, cutechess, the board page).  Each position is scored
+    ``moves_or_game`` is a :class:`Position` on any board (its moves from its
+    start), the columns 1-7 of a 7x6 game as digits (``"4453"``) or a list, or the
+    PGN text of one game (``c4engine match``, cutechess, the board page; its
+    ``Variant`` tag, ``cfour`` or ``cfour-8x7``, names the board).  Each position is scored
     column by column by an engine process: c4engine's own by default, started
     on the first call and kept for the process (a few seconds), or ``engine``,
     a command line, for this call only.  ``movetime`` caps each position, in

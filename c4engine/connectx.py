@@ -6,13 +6,19 @@ first), and the game's configuration; it answers a 0-based column.  This
 agent searches in-process with the shared searcher of :mod:`c4engine.api`, so
 no process starts per move, and it stops in time for ``actTimeout``.
 
+Any board whose configuration c4engine plays (``columns`` x (``rows`` + 1) at most
+64, ``inarow`` from 3 to the longer side, at most 26 columns); the opening book
+is used on 7 columns, 6 rows and 4 in a row only.
+
 Start-up: the first call in a process builds the searcher (numba compiles or
-loads the kernel, the opening book is read: a few seconds).  Kaggle charges
+loads the kernel for the board, on 7x6 the opening book is read: a few seconds;
+the first use of a new board on a fresh install compiles it, up to 15 s).  Kaggle charges
 time past ``actTimeout`` to the agent's overage budget
 (``observation.remainingOverageTime``, 60 s by default), so a cold first
 move spends its start-up from that budget and then searches only briefly.
 To keep the first move within ``actTimeout`` too, call :func:`c4engine.warm_up`
-when the agent's file is loaded (Kaggle does not time that).
+(with the board's ``width``, ``height`` and ``connect``) when the agent's file is
+loaded (Kaggle does not time that).
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ from typing import Any
 
 from .api import best_move, warm_up
 from .arguments import is_whole_number, seconds
-from .position import IllegalMoveError, Position
+from .geometry import STANDARD, Geometry
+from .position import IllegalMoveError, Position, board_shape
 
 __all__ = ["agent"]
 
-SUPPORTED = {"columns": 7, "rows": 6, "inarow": 4}
+KAGGLE_DEFAULTS = {"columns": STANDARD.width, "rows": STANDARD.height, "inarow": STANDARD.connect}
 KAGGLE_ACT_TIMEOUT = 2.0
 SAFETY_SHARE = 0.1
 SAFETY_SECONDS = 0.2
@@ -54,15 +61,14 @@ def agent(observation: object, configuration: object) -> int:
     Values are read by the API's one rule (:mod:`c4engine.arguments`): sizes,
     cells and the mark are whole numbers (``1.0`` and ``"7"`` are not), and
     ``actTimeout`` is a number of seconds above 0.  Raises ``ValueError``
-    naming a value that breaks it, or a configuration other than 7 columns,
-    6 rows and 4 in a row (the only game c4engine plays), and
-    :class:`c4engine.IllegalMoveError` (a ``ValueError``) for a board that no
-    game reaches or a game that is already over."""
+    naming a value that breaks it, and :class:`c4engine.IllegalMoveError` (a
+    ``ValueError``) for a configuration c4engine cannot play (the message names
+    the limit), a board that no game reaches or a game that is already over."""
     started = time.perf_counter()
     act_timeout = seconds(_field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT), "ConnectX: actTimeout")
-    check_configuration(configuration)
-    position = position_of(_field(observation, "board"), _field(observation, "mark"))
-    warm_up()
+    geometry = geometry_of(configuration)
+    position = position_of(_field(observation, "board"), _field(observation, "mark"), geometry)
+    warm_up(geometry.width, geometry.height, geometry.connect)
     limit = None if act_timeout is None else search_seconds(act_timeout, time.perf_counter() - started)
     return best_move(position, time=limit) - 1
 
@@ -77,28 +83,26 @@ def _field(record: object, name: str, default: Any = None) -> Any:
     return default
 
 
-def check_configuration(configuration: object) -> None:
-    """Refuse any game but the one c4engine plays, naming the one it supports."""
-    given = {name: _field(configuration, name, standard) for name, standard in SUPPORTED.items()}
-    for name, value in given.items():
-        if not is_whole_number(value):
-            raise ValueError(f"ConnectX: {name} must be a whole number, got {value!r}")
-    if given != SUPPORTED:
-        raise ValueError(
-            f"ConnectX: c4engine plays only {_describe(SUPPORTED)}; this game has {_describe(given)}")
+def geometry_of(configuration: object) -> Geometry:
+    """The board ``columns``, ``rows`` and ``inarow`` describe; IllegalMoveError
+    naming the limit for one c4engine cannot play."""
+    given = {name: _field(configuration, name, default) for name, default in KAGGLE_DEFAULTS.items()}
+    try:
+        return board_shape(given["columns"], given["rows"], given["inarow"])
+    except IllegalMoveError as err:
+        raise IllegalMoveError(
+            f"ConnectX: c4engine cannot play {given['columns']!r} columns, {given['rows']!r} rows, "
+            f"{given['inarow']!r} in a row: {err}") from None
 
 
-def _describe(shape: Mapping[str, object]) -> str:
-    return f"{shape['columns']} columns, {shape['rows']} rows, {shape['inarow']} in a row"
-
-
-def position_of(board: Iterable[int], mark: int) -> Position:
-    """The position a Kaggle board shows, ``mark`` to move (1 is the first player).
+def position_of(board: Iterable[int], mark: int, geometry: Geometry = STANDARD) -> Position:
+    """The position a Kaggle board of ``geometry`` shows, ``mark`` to move (1 is the
+    first player).
 
     The board is written as a FEN and read back, so that every check the FEN
     reader makes (floating stones, counts out of turn, a finished game) applies
     here too."""
-    columns, rows = SUPPORTED["columns"], SUPPORTED["rows"]
+    columns, rows = geometry.width, geometry.height
     try:
         cells = list(board)
     except TypeError:
@@ -114,7 +118,7 @@ def position_of(board: Iterable[int], mark: int) -> Position:
     ranks = [re.sub("1+", lambda run: str(len(run.group())),
                     "".join("1Pp"[cell] for cell in cells[row * columns:(row + 1) * columns]))
              for row in range(rows)]
-    return Position.from_fen(f"{'/'.join(ranks)} {MARKS[mark]}")
+    return Position.from_fen(f"{'/'.join(ranks)} {MARKS[mark]}", columns, rows, geometry.connect)
 
 
 def search_seconds(act_timeout: float, spent: float) -> float:

@@ -15,14 +15,16 @@ import time
 
 import click
 
+from .cli import board_option
+from .geometry import Geometry
 from .protocol.go_params import GoParams
 from .rules.board import Board, RulesError
-from .rules.notation import is_digit_string, parse_digits, render
+from .rules.notation import FILES, MAX_DIGIT_COLUMNS, is_digit_string, parse_digits, render
 from .rules.scores import is_proven, mate_distance
 from .search.levels import FULL_STRENGTH
 
 HELP = """commands:
-  1-7     drop a stone in that column
+  1-{width:<5} drop a stone in that column
   hint    the engine's choice for you, at full strength
   undo    take back your last move (and the engine's answer)
   new     start a new game
@@ -40,7 +42,7 @@ class Game:
         self.start, self.pos, self.human_side, self.movetime = start, start, human_side, movetime
         self.options = Options()
         self.level = level
-        self.backend = Backend(self.options, lambda line: None)
+        self.backend = Backend(self.options, lambda line: None, start.geometry)
         self.colour = None if not os.environ.get("NO_COLOR") else False
 
     def echo(self, text: str = "") -> None:
@@ -84,7 +86,7 @@ class Game:
         moves.pop()
         while len(moves) > len(self.start.history) and len(moves) % 2 != self.human_side:
             moves.pop()
-        self.pos = Board().play_all(moves)
+        self.pos = Board(geometry=self.start.geometry).play_all(moves)
 
     def finished(self) -> None:
         """Say how the game ended, if it has."""
@@ -97,8 +99,16 @@ class Game:
             self.echo("Draw.")
         self.echo("Type new, undo or quit.")
 
+    @property
+    def width(self) -> int:
+        return self.start.geometry.width
+
     def run(self) -> None:
-        self.echo("Type a column 1-7, or help.")
+        geometry = self.start.geometry
+        if not geometry.is_standard:
+            self.echo(f"{geometry.width} columns, {geometry.height} rows, {geometry.connect} in a row; "
+                      "no opening book on this board (the book covers 7x6): every move is searched.")
+        self.echo(f"Type a column 1-{self.width}, or help.")
         shown: Board | None = None
         while True:
             if not self.pos.is_over() and self.pos.side_to_move != self.human_side:
@@ -121,7 +131,7 @@ class Game:
         if answer == "quit":
             return False
         if answer == "help":
-            self.echo(HELP)
+            self.echo(HELP.format(width=self.width))
         elif answer == "new":
             self.pos = self.start
         elif answer == "undo":
@@ -131,14 +141,24 @@ class Game:
                 self.echo("the game is over: type new, undo or quit")
             else:
                 self.hint()
-        elif is_digit_string(answer) and len(answer) == 1:
+        elif column_of(answer, self.width) is not None:
             try:
-                self.pos = self.pos.play(int(answer) - 1)
+                self.pos = self.pos.play(column_of(answer, self.width))
             except RulesError as err:
                 self.echo(f"{err}")
         else:
-            self.echo(f"'{answer}' is not a column 1-7 or a command (type help)")
+            self.echo(f"'{answer}' is not a column 1-{self.width} or a command (type help)")
         return True
+
+
+def column_of(answer: str, width: int) -> int | None:
+    """The 0-based column a typed move names: its number (``12`` on a wide board), or
+    its file letter as the board is labelled beyond 9 columns; None for neither."""
+    if is_digit_string(answer) and len(answer) <= 2:
+        return int(answer) - 1
+    if width > MAX_DIGIT_COLUMNS and len(answer) == 1 and answer in FILES[:width]:
+        return FILES.index(answer)
+    return None
 
 
 def verdict(score: int, exact: bool, pos: Board, depth: int, subject: str = "it") -> str:
@@ -165,11 +185,12 @@ def verdict(score: int, exact: bool, pos: Board, depth: int, subject: str = "it"
               help="Engine thinking time per move, in ms.")
 @click.option("--level", type=click.IntRange(0, 20), default=20, show_default=True,
               help="Difficulty: the protocol's Skill Level (20 is full strength).")
-@click.option("--moves", default="", help="Start after these moves (digits 1-7).")
-def play_command(second: bool, movetime: int, level: int, moves: str) -> None:
+@click.option("--moves", default="", help="Start after these moves (column digits 1-W, up to 9 columns).")
+@board_option
+def play_command(second: bool, movetime: int, level: int, moves: str, geometry: Geometry) -> None:
     """Play a game against the engine in the terminal (type help for the commands)."""
     try:
-        start = parse_digits(moves)
+        start = parse_digits(moves, geometry)
     except RulesError as err:
         raise click.BadParameter(str(err), param_hint="--moves") from None
     if start.is_over():

@@ -1,8 +1,11 @@
-"""The public position: columns 1-7, a cutechess FEN, a text board, immutable and hashable.
+"""The public position: columns 1-W, a cutechess FEN, a text board, immutable and hashable.
 
-It wraps the rules' internal :class:`c4engine.board.Board` (0-based
-columns, bitboards) and the notation module, so that the internal ones may
-change without breaking programs written against this one.  Every refusal,
+Any board the engine plays: ``Position(width=8, height=7)``, or
+``Position(width=9, height=6, connect=5)`` for five in a row; the default is the
+standard 7x6 board, four in a row.  It wraps the rules' internal
+:class:`c4engine.rules.board.Board` (0-based columns, bitboards) and the notation
+module, so that the internal ones may change without breaking programs written
+against this one.  Every refusal,
 whatever the type of the value refused (the rule of :mod:`c4engine.arguments`),
 is a :class:`IllegalMoveError` carrying the message the engine's protocol
 gives for the same input, so a program and a protocol log read alike.
@@ -15,9 +18,9 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 from .arguments import is_whole_number
-from .geometry import STANDARD
+from .geometry import STANDARD, Geometry, GeometryError
 from .rules import board
-from .rules.notation import parse_digits, parse_fen, play_moves, render, to_fen
+from .rules.notation import check_writable, parse_digits, parse_fen, render, to_fen
 
 
 class IllegalMoveError(board.RulesError):
@@ -39,20 +42,41 @@ def _as_illegal_move() -> Iterator[None]:
         raise IllegalMoveError(str(err)) from None
 
 
-def _column(column: object) -> int:
-    """``column`` as a public column 1-7, or IllegalMoveError with the protocol's message."""
+def board_shape(width: object, height: object, connect: object) -> Geometry:
+    """The board ``width`` x ``height``, ``connect`` in a row, or IllegalMoveError naming
+    the value or the limit it breaks (:class:`c4engine.geometry.Geometry` has the limits:
+    width x (height + 1) at most 64, row length 3 to the longer side, and at most 26
+    columns, one FEN file letter each)."""
+    for name, value in (("width", width), ("height", height), ("connect", connect)):
+        if not is_whole_number(value):
+            raise IllegalMoveError(f"board {name} {value!r}: expected a whole number")
+    try:
+        geometry = Geometry(operator.index(width), operator.index(height),  # type: ignore[arg-type]
+                            operator.index(connect))  # type: ignore[arg-type]
+        check_writable(geometry)
+    except GeometryError as err:
+        raise IllegalMoveError(str(err)) from None
+    return geometry
+
+
+def _column(column: object, width: int) -> int:
+    """``column`` as a public column 1-W, or IllegalMoveError with the protocol's message."""
     if not is_whole_number(column):
-        raise IllegalMoveError(f"move {column!r}: expected an int column 1-{STANDARD.width}")
+        raise IllegalMoveError(f"move {column!r}: expected an int column 1-{width}")
     number = operator.index(column)  # type: ignore[arg-type]
-    if not 1 <= number <= STANDARD.width:
-        raise IllegalMoveError(f"move '{number}': column out of range (1-{STANDARD.width})")
+    if not 1 <= number <= width:
+        raise IllegalMoveError(f"move '{number}': column out of range (1-{width})")
     return int(number)
 
 
 class Position:
-    """A Connect-Four position: the stones, the side to move and the moves that led here.
+    """A Connect-Four position: the board, the stones, the side to move and the moves
+    that led here.
 
-    Columns are numbered 1-7 from the left, as in the digit notation (``"4453"``).
+    ``Position()`` is the empty standard board (7 columns, 6 rows, four in a row);
+    ``Position(width=8, height=7)`` an empty 8x7 one, ``Position(width=9, height=6,
+    connect=5)`` five in a row on 9x6.  Columns are numbered 1-W from the left, as in
+    the digit notation (``"4453"``; digits name at most 9 columns).
     A position never changes: :meth:`play` returns a new one.  Two positions are
     equal (and hash alike) when the same stones are on the board, whatever the
     move order that reached them, so positions work as keys of a dict of
@@ -61,9 +85,13 @@ class Position:
 
     __slots__ = ("_board", "_start_fen")
 
-    def __init__(self) -> None:
-        """The empty board, the first player to move."""
-        self._board = board.Board()
+    def __init__(self, width: int = STANDARD.width, height: int = STANDARD.height,
+                 connect: int = STANDARD.connect) -> None:
+        """The empty board of that shape, the first player to move.  Refused with
+        :class:`IllegalMoveError` naming the limit: a board whose bitboard passes 64
+        bits (width x (height + 1) > 64), more than 26 columns, or a row length
+        outside 3 to the longer side."""
+        self._board = board.Board(geometry=board_shape(width, height, connect))
         self._start_fen: str | None = None
 
     @classmethod
@@ -74,59 +102,70 @@ class Position:
         return pos
 
     @classmethod
-    def from_moves(cls, moves: str | Iterable[int]) -> Position:
-        """The position after ``moves`` from the empty board: a digit string such as
-        ``"4453"`` (Pons' notation) or a sequence of columns such as ``(4, 4, 5, 3)``.
+    def from_moves(cls, moves: str | Iterable[int], width: int = STANDARD.width,
+                   height: int = STANDARD.height, connect: int = STANDARD.connect) -> Position:
+        """The position after ``moves`` from the empty board of that shape (as for
+        ``Position()``): a digit string such as ``"4453"`` (Pons' notation, up to 9
+        columns) or a sequence of columns such as ``(4, 4, 5, 3)``.
 
         Refused with :class:`IllegalMoveError`: anything else (None included), a
-        column off the board or full, and a move after the game is over."""
+        board the engine cannot play, a column off the board or full, and a move
+        after the game is over."""
+        empty = cls(width, height, connect)
         if isinstance(moves, str):
             with _as_illegal_move():
-                return cls._wrap(parse_digits(moves), None)
+                return cls._wrap(parse_digits(moves, empty._board.geometry), None)
         try:
             columns = iter(moves)
         except TypeError:
             raise IllegalMoveError(
                 f"moves {moves!r}: expected a digit string or a sequence of columns") from None
-        pos = cls()
+        pos = empty
         for column in columns:
             pos = pos.play(column)
         return pos
 
     @classmethod
-    def from_fen(cls, fen: str) -> Position:
-        """The position a cutechess / Fairy-Stockfish ``cfour`` FEN describes.
+    def from_fen(cls, fen: str, width: int = STANDARD.width, height: int = STANDARD.height,
+                 connect: int = STANDARD.connect) -> Position:
+        """The position a cutechess / Fairy-Stockfish FEN describes on the board of that
+        shape (as for ``Position()``; ``cfour``'s 7x6 unless told otherwise).
 
         Refused with :class:`IllegalMoveError`: what is not a string (None
-        included), a malformed FEN, floating stones,
+        included), a board the engine cannot play, a malformed FEN or one of
+        another size, floating stones,
         stone counts no game can reach, the wrong side to move, or a game that is
         already over (the engine only takes positions still to be played)."""
+        geometry = board_shape(width, height, connect)
         if not isinstance(fen, str):
             raise IllegalMoveError(f"FEN {fen!r}: expected a string")
         with _as_illegal_move():
-            inner = parse_fen(fen)
+            inner = parse_fen(fen, geometry)
         return cls._wrap(inner, to_fen(inner))
 
     def play(self, column: int) -> Position:
-        """The position after the side to move drops a stone in ``column`` (1-7).
+        """The position after the side to move drops a stone in ``column`` (1-W).
 
         Raises :class:`IllegalMoveError` for a column off the board, a full
         column or a game that is already over."""
-        number = _column(column)
-        with _as_illegal_move():
-            return self._wrap(play_moves(self._board, [str(number)]), self._start_fen)
+        number = _column(column, self.width)
+        try:
+            inner = self._board.play(number - 1)
+        except board.RulesError as err:  # the protocol's wording, as play_moves writes it
+            raise IllegalMoveError(f"move '{number}': {err}") from None
+        return self._wrap(inner, self._start_fen)
 
     def legal_moves(self) -> list[int]:
-        """The columns (1-7) the side to move may play, left to right; none once the
+        """The columns (1-W) the side to move may play, left to right; none once the
         game is over."""
         return [col + 1 for col in self._board.legal_moves()]
 
     def is_over(self) -> bool:
-        """Whether the game has ended, by four in a row or by a full board."""
+        """Whether the game has ended, by a line of ``connect`` stones or by a full board."""
         return self._board.is_over()
 
     def winner(self) -> int | None:
-        """1 or 2, the player who made four in a row; None while the game goes on
+        """1 or 2, the player who made a line of ``connect`` stones; None while the game goes on
         and for a draw."""
         if not self._board.last_mover_won():
             return None
@@ -140,9 +179,29 @@ class Position:
 
     @property
     def moves(self) -> tuple[int, ...]:
-        """The columns (1-7) played since the start position (the empty board, or
+        """The columns (1-W) played since the start position (the empty board, or
         the FEN this position was created from)."""
         return tuple(col + 1 for col in self._board.history)
+
+    @property
+    def width(self) -> int:
+        """Columns of the board."""
+        return self._board.geometry.width
+
+    @property
+    def height(self) -> int:
+        """Rows of the board."""
+        return self._board.geometry.height
+
+    @property
+    def connect(self) -> int:
+        """Stones in a row that win."""
+        return self._board.geometry.connect
+
+    @property
+    def board(self) -> str:
+        """The board as ``--board`` spells it: ``7x6``, ``8x7``, ``9x6k5`` (five in a row)."""
+        return self._board.geometry.name
 
     @property
     def start_fen(self) -> str | None:
@@ -151,7 +210,7 @@ class Position:
         return self._start_fen
 
     def fen(self) -> str:
-        """The cutechess ``cfour`` FEN of this position, stones in hand included."""
+        """The cutechess / Fairy-Stockfish FEN of this position, stones in hand included."""
         return to_fen(self._board)
 
     def __str__(self) -> str:
@@ -160,15 +219,16 @@ class Position:
         return render(self._board)
 
     def __repr__(self) -> str:
-        digits = "".join(str(col) for col in self.moves)
+        moves = "".join(str(col) for col in self.moves) if self.width <= 9 else self.moves
+        board_field = "" if self._board.geometry == STANDARD else f"board={self.board!r} "
         if self._start_fen is None:
-            return f"<Position moves={digits!r}>"
-        return f"<Position start_fen={self._start_fen!r} moves={digits!r}>"
+            return f"<Position {board_field}moves={moves!r}>"
+        return f"<Position {board_field}start_fen={self._start_fen!r} moves={moves!r}>"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Position):
             return NotImplemented
-        return self._board.key == other._board.key
+        return (self._board.geometry, self._board.key) == (other._board.geometry, other._board.key)
 
     def __hash__(self) -> int:
-        return hash(self._board.key)
+        return hash((self._board.geometry, self._board.key))

@@ -38,6 +38,7 @@ from .protocol.go_params import GoParams
 from .referee.pgn import BOOK, RESULTS, PgnGame, PgnMove, read_games, write_game
 from .rules.board import Board, RulesError
 from .rules.notation import format_move, is_digit_string, parse_digits, parse_fen
+from .rules.variants import VariantError, VariantSet, built_in
 from .verdicts import (
     GameJudge,
     GameReview,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MOVETIME_MS = 5000
 MAX_INPUT_BYTES = 64 << 20
-VARIANTS = {"cfour": STANDARD}  # PGN's Variant tag -> the board
 _VARIANT_TAG = re.compile(r'^\s*\[\s*Variant\s+"((?:[^"\\]|\\.)*)"', re.MULTILINE)
 _RESULT_AT_END = re.compile(r"(?:1-0|0-1|1/2-1/2|\*)\s*\Z")
 _PGN_MARKERS = re.compile(r"[\[{@]|1-0|0-1|1/2-1/2")
@@ -164,13 +164,14 @@ def _pgn_games(number: int, chunk: list[Line]) -> Iterator[Item]:
     line = chunk[0].number
     bad = next((entry.problem for entry in chunk if entry.problem), "")
     text = "\n".join(entry.text for entry in chunk)
-    variant = _VARIANT_TAG.search(text)
-    name = variant.group(1) if variant else "cfour"
+    tag = _VARIANT_TAG.search(text)
+    name = tag.group(1) if tag else "cfour"
+    known = _known_variant(name)
     if bad:
         yield InputProblem(number, line, bad)
-    elif name.lower() not in VARIANTS:
+    elif not known:
         yield InputProblem(number, line, f"variant '{name[:40]}' is not Connect Four "
-                                         f"(known: {', '.join(VARIANTS)})")
+                                         f"(known: cfour, cfour-WxH and cfour-WxHkK)")
     elif not _RESULT_AT_END.search(text):
         yield InputProblem(number, line, "no result (1-0, 0-1, 1/2-1/2 or *) at its end: "
                                          "the game is cut off")
@@ -183,7 +184,16 @@ def _pgn_games(number: int, chunk: list[Line]) -> Iterator[Item]:
         for offset, game in enumerate(games):
             problem = _wrong_result(game)
             yield (InputProblem(number + offset, line, problem) if problem
-                   else GameInput(number + offset, line, game, VARIANTS[name.lower()]))
+                   else GameInput(number + offset, line, game, game.variant.geometry))
+
+
+def _known_variant(name: str) -> bool:
+    """Whether the ``Variant`` tag names a built-in game (``cfour``, ``cfour-8x7``...)."""
+    try:
+        VariantSet().find(name)
+    except VariantError:
+        return False
+    return True
 
 
 def _result_of(pos: Board) -> str:
@@ -224,11 +234,12 @@ def game_of(moves_or_game: object) -> GameInput:
 
 
 def _position_game(position: Position) -> GameInput:
-    start = parse_fen(position.start_fen) if position.start_fen else Board()
+    geometry = position._board.geometry
+    start = parse_fen(position.start_fen, geometry) if position.start_fen else Board(geometry=geometry)
     final = start.play_all([col - 1 for col in position.moves])
     return GameInput(1, 1, PgnGame("?", "?", _result_of(final),
                                    tuple(PgnMove(col - 1) for col in position.moves),
-                                   start_fen=position.start_fen))
+                                   start_fen=position.start_fen, variant=built_in(geometry)), geometry)
 
 
 # -- the engine ---------------------------------------------------------------
@@ -244,6 +255,7 @@ class Reviewer:
         self.movetime_ms = movetime_ms
         self.started = False
         self.multipv = 1
+        self.geometry = STANDARD
 
     def __enter__(self) -> Reviewer:
         return self
@@ -257,14 +269,16 @@ class Reviewer:
             self.started = False
 
     def start(self, geometry: Geometry = STANDARD) -> None:
-        """Start (or restart) the engine; EngineError if it cannot be used."""
+        """Start (or restart) the engine on ``geometry``'s board (``UCI_Variant``);
+        EngineError if it cannot be used or cannot play that board."""
+        self.close()
         self.client.start()
-        self.client.setup([("MultiPV", "1")])
-        self.started, self.multipv = True, 1
+        self.client.setup([("MultiPV", "1")], variant=built_in(geometry))
+        self.started, self.multipv, self.geometry = True, 1, geometry
 
     def review(self, item: GameInput, on_move: Callable[[MoveVerdict], None] | None = None) -> GameReview:
         """Every move of ``item`` judged; ``on_move`` sees each verdict as it comes."""
-        if not (self.started and self.client.alive):
+        if not (self.started and self.client.alive and self.geometry == item.geometry):
             self.start(item.geometry)
         game = item.game
         judge = judge_of(item)

@@ -17,6 +17,7 @@ import pytest
 from engine_process import EngineProcess, start_engine
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+pytest_plugins = ["ray_cluster"]  # the Ray head fixtures of the cluster tests
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
@@ -42,6 +43,7 @@ def engine(shared_engine: EngineProcess) -> EngineProcess:
     the start position.  Tests that end the process or need a pristine one start
     their own."""
     for line in ("stop", "setoption name MultiPV value 1", "setoption name OwnBook value true",
+                 "setoption name BookFile value <empty>",
                  "setoption name Move Overhead value 30", "ucinewgame", "position startpos"):
         shared_engine.send(line)
     shared_engine.sync()

@@ -25,12 +25,14 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     DEBUG_RE.pattern,
     r"info string no opening book, searching without it: \S.*",
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
+    r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
+    r"info string no learned evaluation for the \d+x\d+(k\d+)? board: using the hand-written threat weights",
     BESTMOVE_RE.pattern,
     r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
     r"Moves: (\(none\)|" + MOVE + r"( " + MOVE + r")*)",
-    r"term +weight +X \(first\) +O \(second\)",                   # eval
-    r"[a-z][a-z -]*[a-z] +\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
+    r"term +X weight +X \(first\) +O weight +O \(second\)",         # eval
+    r"[a-z][a-z0-9 ()-]*[a-z)] +-?\d+ +-?\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
     r"Evaluation \(side to move\): -?\d+ cp",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",

@@ -26,6 +26,8 @@ import pytest
 import c4engine
 from c4engine import IllegalMoveError, Position
 
+import minimax_oracle as oracle
+
 START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 # A 42-move game that fills the board with no four (tests/test_rules.py).
 DRAWN_GAME = "547125662261271266215743771576315353334444"
@@ -368,6 +370,122 @@ def test_warm_up_builds_the_searcher_once() -> None:
     began = time.perf_counter()
     c4engine.warm_up()
     assert time.perf_counter() - began < 0.05
+
+
+# -- other boards -------------------------------------------------------------
+
+def test_a_position_on_another_board() -> None:
+    pos = Position(width=8, height=7).play(8)
+    assert (pos.width, pos.height, pos.connect, pos.board) == (8, 7, 4, "8x7")
+    assert pos.legal_moves() == list(range(1, 9))
+    assert pos.fen().startswith("8/8/8/8/8/8/7P[")
+    assert Position.from_fen(pos.fen(), width=8, height=7) == pos
+    assert Position.from_moves([8], width=8, height=7) == pos
+    assert Position(width=9, height=6, connect=5).board == "9x6k5"
+    assert repr(pos) == "<Position board='8x7' moves='8'>"
+
+
+def test_the_same_stones_on_other_boards_are_other_positions() -> None:
+    assert Position.from_moves("1") != Position.from_moves("1", width=8, height=7)
+    assert Position.from_moves("1") != Position.from_moves("1", connect=5)
+
+
+def test_the_row_length_decides_who_won() -> None:
+    three = Position.from_moves("11223", width=6, height=5, connect=3)
+    assert three.is_over() and three.winner() == 1
+    assert not Position.from_moves("11223").is_over()
+
+
+def test_a_wide_board_takes_columns_not_digits() -> None:
+    pos = Position.from_moves([12, 1], width=12, height=4)
+    assert pos.moves == (12, 1)
+    with pytest.raises(IllegalMoveError, match="on a board of 12 columns moves are drops"):
+        Position.from_moves("1", width=12, height=4)
+
+
+@pytest.mark.parametrize(("shape", "message"), [
+    ({"width": 9, "height": 7}, "board 9x7: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"width": 8, "height": 8}, "board 8x8: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"width": 4, "height": 4, "connect": 5}, "board 4x4k5: row length 5 is out of range (3-4"),
+    ({"connect": 2}, "board 7x6k2: row length 2 is out of range (3-7"),
+    ({"width": 27, "height": 1, "connect": 3}, "board 27x1k3: drops name files a-z, so at most 26 columns"),
+    ({"width": 0}, "board 0x6: width and height must be at least 1"),
+    ({"width": 7.0}, "board width 7.0: expected a whole number"),
+    ({"height": "6"}, "board height '6': expected a whole number"),
+    ({"connect": True}, "board connect True: expected a whole number"),
+])
+def test_a_board_the_engine_cannot_play_is_refused_naming_the_limit(
+        shape: dict[str, object], message: str) -> None:
+    for make in (lambda: Position(**shape), lambda: Position.from_moves("", **shape),
+                 lambda: Position.from_fen("", **shape), lambda: c4engine.warm_up(**shape)):
+        with pytest.raises(IllegalMoveError) as caught:
+            make()
+        assert str(caught.value).startswith(message)
+
+
+def test_board_sizes_may_be_numpy_integers() -> None:
+    numpy = pytest.importorskip("numpy")
+    assert Position(width=numpy.int64(8), height=numpy.int8(7)).board == "8x7"
+
+
+def test_a_fen_of_another_size_is_refused() -> None:
+    with pytest.raises(IllegalMoveError, match="expected 7 rows, found 6"):
+        Position.from_fen(START_FEN, width=8, height=7)
+
+
+SMALL_BOARDS = [(5, 4, 4), (4, 5, 3), (6, 4, 3), (4, 4, 3)]
+
+
+def small_position(rng: random.Random, shape: tuple[int, int, int]) -> tuple[Position, oracle.Board]:
+    """A random unfinished position on a small board with at most 9 empty cells (so
+    that plain minimax is quick), and the same one for the oracle."""
+    width, height, connect = shape
+    while True:
+        pos = Position(width=width, height=height, connect=connect)
+        for _ in range(width * height - 9 + rng.randrange(3)):
+            if pos.is_over():
+                break
+            pos = pos.play(rng.choice(pos.legal_moves()))
+        if not pos.is_over():
+            return pos, oracle.Board.from_moves(width, height, connect, list(pos.moves))
+
+
+@pytest.mark.parametrize("shape", SMALL_BOARDS, ids=lambda s: f"{s[0]}x{s[1]}k{s[2]}")
+def test_solve_and_analyse_agree_with_plain_minimax_on_small_boards(shape: tuple[int, int, int]) -> None:
+    rng = random.Random(SEED)
+    for _ in range(6):
+        pos, board = small_position(rng, shape)
+        assert c4engine.solve(pos) == oracle.solve(board), pos
+        assert c4engine.solve(pos, weak=True) == (oracle.solve(board) > 0) - (oracle.solve(board) < 0)
+        scores = c4engine.analyse(pos)
+        assert sorted(scores) == list(range(1, pos.width + 1))
+        for col, score in scores.items():
+            if col not in pos.legal_moves():
+                assert score is None
+            elif pos.play(col).is_over():
+                assert score == oracle.win_score(board)
+            else:
+                child = oracle.Board.from_moves(*shape, [*pos.moves, col])
+                assert score == -oracle.solve(child), (pos, col)
+        best = c4engine.best_move(pos)
+        assert scores[best] == max(s for s in scores.values() if s is not None)
+
+
+def test_best_move_on_a_bigger_board_keeps_its_time() -> None:
+    pos = Position.from_moves("45", width=9, height=6, connect=5)
+    c4engine.warm_up(width=9, height=6, connect=5)
+    began = time.perf_counter()
+    assert c4engine.best_move(pos, time=0.3) in pos.legal_moves()
+    assert time.perf_counter() - began < 1.5
+
+
+def test_a_review_on_another_board() -> None:
+    """The 5x4 position 442335312152 scores 0 for Steininger's c4
+    (tests/data/c4_scores_5x4.txt); the review finds it before the game's last move."""
+    review = c4engine.review(Position.from_moves("4423353121521", width=5, height=4), movetime=200)
+    assert review.geometry.name == "5x4" and len(review.moves) == 13
+    assert review.moves[12].before == c4engine.Value(0, 0)
+    assert "442335312152 0" in (Path(__file__).resolve().parent / "data" / "c4_scores_5x4.txt").read_text()
 
 
 # -- the README's examples ----------------------------------------------------

@@ -21,8 +21,8 @@ import pytest
 import c4engine
 from c4engine import IllegalMoveError, Position
 from c4engine.connectx import agent, position_of, search_seconds
+from c4engine.geometry import Geometry
 
-COLUMNS, ROWS = 7, 6
 PONS = Path(__file__).resolve().parent.parent / "../shared/data/pons"
 
 
@@ -31,11 +31,12 @@ def kaggle_board(pos: Position) -> list[int]:
 
     Written from the game's moves (not from the FEN the agent reads), so the
     two conversions check each other."""
-    heights = [0] * COLUMNS
-    cells = [0] * (COLUMNS * ROWS)
+    columns, rows = pos.width, pos.height
+    heights = [0] * columns
+    cells = [0] * (columns * rows)
     for ply, column in enumerate(pos.moves):
-        row_from_top = ROWS - 1 - heights[column - 1]
-        cells[row_from_top * COLUMNS + column - 1] = 1 + ply % 2
+        row_from_top = rows - 1 - heights[column - 1]
+        cells[row_from_top * columns + column - 1] = 1 + ply % 2
         heights[column - 1] += 1
     return cells
 
@@ -79,24 +80,52 @@ def test_a_board_no_game_reaches_is_refused(board: list[int], mark: int, message
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize(("width", "height", "connect", "moves"), [
+    (8, 7, 4, "18845"), (6, 5, 3, "1616"), (9, 6, 5, "999123"), (12, 4, 4, [12, 1, 10, 10]),
+])
+def test_a_board_of_another_size_reads_as_its_moves_make_it(
+        width: int, height: int, connect: int, moves: str | list[int]) -> None:
+    pos = Position.from_moves(moves, width=width, height=height, connect=connect)
+    geometry = Geometry(width, height, connect)
+    assert position_of(kaggle_board(pos), pos.side_to_move, geometry) == pos
+
+
+def test_the_agent_plays_another_board() -> None:
+    pos = Position.from_moves("1122", width=6, height=5, connect=3)
+    configuration = {"columns": 6, "rows": 5, "inarow": 3, "actTimeout": 2}
+    column = agent({"board": kaggle_board(pos), "mark": 1}, configuration)
+    assert column + 1 == 3  # the only move that wins at once; 5 and 6 would not
+
+
+def test_a_board_of_the_wrong_size_for_the_configuration_is_refused() -> None:
+    with pytest.raises(IllegalMoveError, match="ConnectX board: expected 56 cells, found 42"):
+        agent(observation(""), {"columns": 8, "rows": 7})
+
+
 # -- the configuration ------------------------------------------------------
 
-@pytest.mark.parametrize(("configuration", "shape"), [
-    ({"columns": 8}, "8 columns, 6 rows, 4 in a row"),
-    ({"rows": 7}, "7 columns, 7 rows, 4 in a row"),
-    ({"inarow": 5, "columns": 9, "rows": 7}, "9 columns, 7 rows, 5 in a row"),
+@pytest.mark.parametrize(("configuration", "limit"), [
+    ({"columns": 9, "rows": 7}, "board 9x7: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"columns": 8, "rows": 8}, "board 8x8: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"inarow": 8}, "board 7x6k8: row length 8 is out of range (3-7 on a 7x6 board)"),
+    ({"inarow": 2}, "board 7x6k2: row length 2 is out of range (3-7 on a 7x6 board)"),
+    ({"columns": 30, "rows": 1, "inarow": 3}, "board 30x1k3: drops name files a-z, so at most 26 columns"),
 ])
-def test_other_games_are_refused_naming_the_one_supported(configuration: dict[str, int], shape: str) -> None:
-    with pytest.raises(ValueError) as caught:
+def test_a_game_that_does_not_fit_is_refused_naming_the_limit(configuration: dict[str, int], limit: str) -> None:
+    shape = {"columns": 7, "rows": 6, "inarow": 4} | configuration
+    with pytest.raises(IllegalMoveError) as caught:
         agent(observation(""), configuration)
-    assert str(caught.value) == (
-        f"ConnectX: c4engine plays only 7 columns, 6 rows, 4 in a row; this game has {shape}")
+    assert str(caught.value).startswith(f"ConnectX: c4engine cannot play {shape['columns']} columns, "
+                                        f"{shape['rows']} rows, {shape['inarow']} in a row: {limit}")
 
 
 @pytest.mark.parametrize(("configuration", "message"), [
-    ({"columns": "7"}, "ConnectX: columns must be a whole number, got '7'"),
-    ({"rows": 6.0}, "ConnectX: rows must be a whole number, got 6.0"),
-    ({"inarow": True}, "ConnectX: inarow must be a whole number, got True"),
+    ({"columns": "7"}, "ConnectX: c4engine cannot play '7' columns, 6 rows, 4 in a row: "
+                       "board width '7': expected a whole number"),
+    ({"rows": 6.0}, "ConnectX: c4engine cannot play 7 columns, 6.0 rows, 4 in a row: "
+                    "board height 6.0: expected a whole number"),
+    ({"inarow": True}, "ConnectX: c4engine cannot play 7 columns, 6 rows, True in a row: "
+                       "board connect True: expected a whole number"),
     ({"actTimeout": "2"}, "ConnectX: actTimeout must be a number of seconds above 0, got '2'"),
     ({"actTimeout": math.nan}, "ConnectX: actTimeout must be a number of seconds above 0, got nan"),
     ({"actTimeout": 0}, "ConnectX: actTimeout must be a number of seconds above 0, got 0"),
@@ -163,14 +192,20 @@ def test_a_move_in_a_hard_position_comes_within_act_timeout() -> None:
 
 # -- games in Kaggle's environment ------------------------------------------
 
-def play_games(opponent: str, games_per_colour: int, act_timeout: float) -> list[tuple[int, float, int]]:
+STANDARD_SHAPE = {"columns": 7, "rows": 6, "inarow": 4}
+FIRST_PLAYER_WINS = {(7, 6, 4), (8, 7, 4), (6, 5, 3)}  # Tromp's table; 3 in a row on 6x5 is easy
+
+
+def play_games(opponent: str, games_per_colour: int, act_timeout: float,
+               shape: dict[str, int] = STANDARD_SHAPE) -> list[tuple[int, float, int]]:
     """(c4engine's colour, its longest move in seconds, its reward) of each game."""
     kaggle = pytest.importorskip("kaggle_environments", reason="kaggle-environments is not installed")
-    c4engine.warm_up()  # Kaggle loads an agent's file untimed; the first move is timed
+    # Kaggle loads an agent's file untimed; the first move is timed
+    c4engine.warm_up(shape["columns"], shape["rows"], shape["inarow"])
     results = []
     for me in (0, 1):
         for _ in range(games_per_colour):
-            env = kaggle.make("connectx", configuration={"actTimeout": act_timeout})
+            env = kaggle.make("connectx", configuration={"actTimeout": act_timeout, **shape})
             env.run([agent, opponent] if me == 0 else [opponent, agent])
             assert [state["status"] for state in env.state] == ["DONE", "DONE"], env.state
             durations = [step[me]["duration"] for step in env.logs
@@ -179,13 +214,27 @@ def play_games(opponent: str, games_per_colour: int, act_timeout: float) -> list
     return results
 
 
-def check_results(results: list[tuple[int, float, int]], act_timeout: float) -> None:
+def check_results(results: list[tuple[int, float, int]], act_timeout: float,
+                  shape: dict[str, int] = STANDARD_SHAPE) -> None:
+    """No move past ``act_timeout``, and (a DONE status having ruled out an invalid move)
+    every game won as first player on a board the first player wins, none lost
+    as second on the standard board."""
+    first_wins = (shape["columns"], shape["rows"], shape["inarow"]) in FIRST_PLAYER_WINS
     for mark, longest, reward in results:
         assert longest < act_timeout, (mark, longest)
-        if mark == 1:
+        if mark == 1 and first_wins:
             assert reward == 1, "c4engine must win every game as first player"
-        else:
+        elif mark == 2 and shape == STANDARD_SHAPE:
             assert reward >= 0, "c4engine must lose no game as second player"
+
+
+KAGGLE_BOARDS = [{"columns": 8, "rows": 7, "inarow": 4}, {"columns": 6, "rows": 5, "inarow": 3},
+                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow)]  # ~1 min
+
+
+@pytest.mark.parametrize("shape", KAGGLE_BOARDS, ids=lambda s: f"{s['columns']}x{s['rows']}k{s['inarow']}")
+def test_kaggle_games_against_negamax_on_other_boards(shape: dict[str, int]) -> None:
+    check_results(play_games("negamax", 1, act_timeout=2.0, shape=shape), act_timeout=2.0, shape=shape)
 
 
 @pytest.mark.parametrize(("opponent", "games_per_colour"), [("random", 10), ("negamax", 3)])

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from c4engine.geometry import Geometry
 from c4engine.gui.game import winning_four
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits, parse_fen
@@ -355,3 +356,80 @@ def test_animation_is_off_when_the_system_asks_for_reduced_motion(browser, serve
         tab.goto(server.url)
         assert tab.is_checked("#animate") is checked
         context.close()
+
+
+# ------------------------------------------------------------------ other boards
+
+EIGHT_BY_SEVEN = Geometry(8, 7)
+
+
+def choose_board(tab, width: int, height: int, connect: int = 4) -> None:  # type: ignore[no-untyped-def]
+    tab.fill("#board-width", str(width))
+    tab.fill("#board-height", str(height))
+    tab.fill("#board-connect", str(connect))
+    tab.click("#board-apply")
+
+
+def board_shown(tab, geometry: Geometry) -> dict[tuple[int, int], int]:  # type: ignore[no-untyped-def]
+    """The board once the page draws ``geometry``'s cells, as :func:`board_of` reads it."""
+    tab.wait_for_function(f"document.querySelectorAll('#board .cell').length === {geometry.cells}"
+                          " && document.getElementById('status').textContent.startsWith('Your move')")
+    return board_of(tab)
+
+
+def test_the_chooser_and_a_whole_8x7_game(page) -> None:  # type: ignore[no-untyped-def]
+    choose_board(page, 8, 7)
+    shown = board_shown(page, EIGHT_BY_SEVEN)
+    assert set(shown) == {(col, row) for col in range(1, 9) for row in range(1, 8)}
+    assert page.eval_on_selector_all("#scores .score", "s => s.length") == 8
+    assert "board=8x7" in page.url
+    page.select_option("#movetime", "250")
+    while not page.eval_on_selector("#status", "s => /wins|Draw/.test(s.textContent)"):
+        count = stones(page)
+        board = board_of(page)
+        playable = [col for col in range(1, 9) if board[(col, 7)] == 0]
+        page.click(f"#board .cell[data-col='{playable[-1]}'][data-row='7']")  # column 8 first: off 7x6
+        page.wait_for_function(
+            f"document.querySelectorAll('#board .cell:not([data-owner=\"0\"])').length >= {count + 2}"
+            " || /wins|Draw/.test(document.getElementById('status').textContent)")
+    pos = parse_digits(page.text_content("#digits"), EIGHT_BY_SEVEN)
+    assert pos.is_over() and board_of(page) == {
+        (col + 1, row + 1): pos.cell(col, row) for col in range(8) for row in range(7)}
+    assert page.text_content("#status") == "The engine wins."  # column by column loses to it
+    assert (8, 1) in {(c, r) for (c, r), owner in board_of(page).items() if owner}
+
+
+def test_a_board_the_engine_cannot_play_is_refused_naming_the_limit(page) -> None:  # type: ignore[no-untyped-def]
+    choose_board(page, 9, 7)
+    page.wait_for_selector("#error:not([hidden])")
+    assert "needs width x (height + 1) <= 64 bits (here 72)" in page.text_content("#error")
+    assert page.eval_on_selector_all("#board .cell", "c => c.length") == 42
+    choose_board(page, 7, 6, 8)
+    page.wait_for_function("document.getElementById('error').textContent.includes('row length 8')")
+
+
+def test_a_9x6k5_link_and_a_5x4_review_on_a_phone(browser, server: GuiServer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tab = browser.new_page(viewport=PHONE)
+    tab.set_default_timeout(WAIT_MS)
+    tab.goto(server.url + "?board=9x6k5&pos=5566")
+    wait_stones(tab, 4)
+    nine = Geometry(9, 6, 5)
+    assert board_shown(tab, nine) == {(col + 1, row + 1): parse_digits("5566", nine).cell(col, row)
+                                      for col in range(9) for row in range(6)}
+    assert tab.input_value("#board-connect") == "5"
+    assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    tab.screenshot(path=str(tmp_path / "9x6k5_phone.png"), full_page=True)
+    choose_board(tab, 5, 4)  # small enough for the review to prove every move in time
+    board_shown(tab, Geometry(5, 4))
+    assert "board=5x4" in tab.url
+    tab.select_option("#mode", "humans")
+    for count, col in enumerate((3, 3, 1), start=1):
+        tab.click(f"#board .cell[data-col='{col}'][data-row='4']")
+        wait_stones(tab, count)
+    tab.click("#review-played")
+    wait_review_done(tab)
+    marks = tab.eval_on_selector_all("#chart circle.point", "cs => cs.map(c => c.getAttribute('class').split(' ')[1])")
+    assert len(marks) == 3 and "unproven" not in marks
+    assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    tab.screenshot(path=str(tmp_path / "5x4_review_phone.png"), full_page=True)
+    tab.close()

@@ -619,3 +619,21 @@ def test_searches_set_the_level_and_multipv_within_the_engines_ranges() -> None:
     engine.sent.clear()
     session.start_search("move")
     assert engine.sent == ["position startpos", "go movetime 700"]
+
+
+def test_gui_board_opens_the_page_on_that_board() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "c4engine", "gui", "--no-browser", "--board", "8x7"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert re.search(r"http://127\.0\.0\.1:\d+/\?board=8x7 ", process.stdout.readline())
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=15)
+
+
+def test_gui_refuses_a_board_naming_the_limit() -> None:
+    done = subprocess.run([sys.executable, "-m", "c4engine", "gui", "--no-browser", "--board", "9x7"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "needs width x (height + 1) <= 64 bits (here 72)" in " ".join(done.stderr.split())

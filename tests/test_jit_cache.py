@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from c4engine.kernel import specialise
 from c4engine.kernel.jit import drop_stale_entries, jitted_sources
 
 KERNEL_ENTRY = ["kernel.search_node-421.py311.nbi", "kernel.search_node-421.py311.1.nbc",
@@ -67,3 +68,20 @@ def test_every_module_with_compiled_functions_is_listed() -> None:
         compiling.update(re.findall(r"\bjit\((\w+)\.", text))  # jit(bits.popcount)
     assert {"negamax", "book", "bits"} <= compiling
     assert compiling <= {source.stem for source in jitted_sources()}
+
+
+def test_kernel_copies_of_edited_sources_go_beside_the_package(tmp_path: Path, monkeypatch) -> None:
+    """A checkout being edited makes a folder of board kernels per edit; the old ones
+    are dropped when a new one is made beside the package, never in a shared cache
+    where another installation may still run them."""
+    monkeypatch.setattr(specialise, "KERNEL_DIR", tmp_path)
+    boards = tmp_path / "__pycache__" / "boards"
+    for sources in ("old", "new"):
+        (boards / sources / "c4engine_kernel_8x7k4").mkdir(parents=True)
+    specialise._drop_stale_copies(boards / "new")
+    assert [p.name for p in boards.iterdir()] == ["new"]
+    shared = tmp_path / "user-cache"
+    for sources in ("old", "new"):
+        (shared / sources).mkdir(parents=True)
+    specialise._drop_stale_copies(shared / "new")
+    assert sorted(p.name for p in shared.iterdir()) == ["new", "old"]

@@ -121,3 +121,44 @@ def test_level_and_colour(closing: list[pexpect.spawn]) -> None:
     refused.expect(pexpect.EOF)
     refused.close()
     assert refused.exitstatus == 2 and "21 is not in the range 0<=x<=20" in str(refused.before)
+
+
+def test_a_game_on_another_board(closing: list[pexpect.spawn]) -> None:
+    child = start("--board", "8x7", "--moves", "88")
+    closing.append(child)
+    child.expect_exact("8 columns, 7 rows, 4 in a row; no opening book on this board")
+    child.expect_exact("Type a column 1-8, or help.")
+    text = board_before_prompt(child)
+    assert "1 2 3 4 5 6 7 8" in text
+    child.sendline("8")
+    child.expect(r"c4engine plays ([1-8]): ")
+    board_before_prompt(child)
+    child.sendline("9")
+    child.expect_exact("column 9 is not on the board (1-8)")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+
+
+def test_a_wide_board_takes_file_letters(closing: list[pexpect.spawn]) -> None:
+    child = start("--board", "12x4", "--second")
+    closing.append(child)
+    child.expect(r"c4engine plays (\d+): ")
+    text = board_before_prompt(child)
+    assert "a b c d e f g h i j k l" in text
+    child.sendline("l")
+    child.expect(r"c4engine plays (\d+): ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize(("board", "message"), [
+    ("9x7", "needs width x (height + 1) <= 64 bits (here 72)"),
+    ("7x6k8", "row length 8 is out of range (3-7 on a 7x6 board)"),
+    ("seven", "expected WxH or WxHkK"),
+])
+def test_a_board_the_engine_cannot_play_is_refused(board: str, message: str) -> None:
+    child = start("--board", board)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert message in " ".join(str(child.before).split())  # click wraps its message
+    assert child.exitstatus == 2

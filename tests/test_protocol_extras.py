@@ -25,22 +25,25 @@ def test_d_shows_board_fen_side_and_moves(engine: EngineProcess) -> None:
 
 @pytest.mark.parametrize("moves", ["4453", "44534", "3344556"])
 def test_eval_terms_add_up_to_the_total(engine: EngineProcess, moves: str) -> None:
-    """``eval``: the header, the five terms of protocol.md with their weights, weighted
-    totals that are the weighted sums, and the side to move's total X - O (or O - X)."""
+    """``eval``: the header, the terms of protocol.md with each player's weight and
+    count, weighted totals that are the weighted sums, and the side to move's total
+    X - O (or O - X)."""
     engine.send(f"position startpos moves {moves}")
     lines = engine.command("eval")
-    assert re.fullmatch(r"term +weight +X \(first\) +O \(second\)", lines[0])
-    names = ["good-parity threats", "other threats", "dead threats", "stacked threat pairs", "centre stones"]
+    assert re.fullmatch(r"term +X weight +X \(first\) +O weight +O \(second\)", lines[0])
+    names = ["good-parity threats", "other threats", "dead threats", "stacked threat pairs", "first player",
+             r"threat cells \(weighed\)", "stones 0 from edge", "stones 1 from edge", "stones 2 from edge",
+             "stones 3 from edge"]
     sums = [0, 0]
-    for name, line in zip(names, lines[1:6]):
-        m = re.fullmatch(rf"{name} +(\d+) +(\d+) +(\d+)", line)
+    for name, line in zip(names, lines[1:11]):
+        m = re.fullmatch(rf"{name} +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+)", line)
         assert m, line
         sums[0] += int(m[1]) * int(m[2])
-        sums[1] += int(m[1]) * int(m[3])
-    assert re.fullmatch(rf"weighted total +{sums[0]} +{sums[1]}", lines[6]), (lines[6], sums)
+        sums[1] += int(m[3]) * int(m[4])
+    assert re.fullmatch(rf"weighted total +{sums[0]} +{sums[1]}", lines[11]), (lines[11], sums)
     sign = 1 if len(moves) % 2 == 0 else -1
-    assert lines[7] == f"Evaluation (side to move): {sign * (sums[0] - sums[1])} cp"
-    assert len(lines) == 8
+    assert lines[12] == f"Evaluation (side to move): {sign * (sums[0] - sums[1])} cp"
+    assert len(lines) == 13
 
 
 def test_perft_3_from_the_start(engine: EngineProcess) -> None:

@@ -62,7 +62,7 @@ class Generator:
                 out.append(str(col + 1))
         if rng.random() < 0.15:
             out.append(rng.choice(["8", "0", "4444444", "P@d6", "p@a1", "x"]))
-        if rng.random() < 0.2 and out:  # drops, as cutechess sends them, landing where they say
+        if rng.random() < 0.2 and out and out[0] in tuple("1234567"):  # drops, as cutechess sends them
             first = int(out[0]) - 1
             out[0] = f"P@{FILES[first]}1"
         return rng.choice(["", " "]).join(out) if out else ""
@@ -141,7 +141,7 @@ class Generator:
         rng = self.rng
         good = [("Hash", str(rng.randint(2, 8))), ("Clear Hash", None), ("Move Overhead", str(rng.randint(0, 50))),
                 ("MultiPV", str(rng.randint(1, 3))), ("Ponder", rng.choice(["true", "false"])),
-                ("OwnBook", rng.choice(["true", "false", "TRUE"])), ("Evaluation", rng.choice(["threats", "centre"])),
+                ("OwnBook", rng.choice(["true", "false", "TRUE"])), ("Evaluation", rng.choice(["learned", "threats", "centre"])),
                 ("Skill Level", str(rng.randint(0, 20))), ("UCI_LimitStrength", rng.choice(["true", "false"])),
                 ("UCI_Variant", "cfour"), ("multipv", "2")]
         bad = [("MultiPV", "99"), ("Hash", "0"), ("Hash", rng.choice(BAD_NUMBERS)), ("Nope", "1"),

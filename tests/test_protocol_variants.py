@@ -24,6 +24,7 @@ from engine_process import (
 SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
 START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
 BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)"
+NO_LEARNED_NOTE = "info string no learned evaluation for the {} board: using the hand-written threat weights"
 
 
 
@@ -87,7 +88,7 @@ def test_play_on_8x7_from_a_variants_file(engine: EngineProcess) -> None:
     """Every command on the board of the variant: FEN, drops on files a-h and ranks
     1-7, MultiPV over 8 columns, perft, eval and bench."""
     engine.command(f"setoption name VariantPath value {SHARED_FILE}")
-    assert switch(engine, "cfour8x7") in ([], [BOOK_NOTE])
+    assert set(switch(engine, "cfour8x7")) <= {BOOK_NOTE, NO_LEARNED_NOTE.format("8x7")}
     lines = board_lines(engine)
     assert lines[:8] == [". . . . . . . ."] * 7 + ["1 2 3 4 5 6 7 8"]
     assert lines[8] == f"Fen: {START_8X7}"
@@ -118,6 +119,21 @@ def test_bad_positions_on_8x7_change_nothing(engine: EngineProcess) -> None:
         lines = engine.command(command)
         assert len(errors(lines)) == 1 and message in lines[0], (command, lines)
     assert board_lines(engine)[-1] == "Moves: P@h1"
+
+
+def test_learned_evaluation_said_where_a_board_has_none(engine: EngineProcess) -> None:
+    """With ``Evaluation learned``, a board without learned weights says at its set-up
+    that the hand-written ones stand in; 7x6 (which has them) says nothing, nor does
+    any board with the default ``threats``."""
+    assert option_line(engine, "Evaluation").startswith("option name Evaluation type combo default threats ")
+    assert not [line for line in switch(engine, "cfour-9x6k5") if "learned" in line]
+    engine.send("setoption name Evaluation value learned")
+    assert NO_LEARNED_NOTE.format("9x6k5") in engine.sync(READY_TIMEOUT)
+    assert not [line for line in switch(engine, "cfour") if "learned" in line]
+    assert NO_LEARNED_NOTE.format("9x6k5") in switch(engine, "cfour-9x6k5")
+    engine.send("setoption name Evaluation value threats")
+    assert not [line for line in engine.sync(READY_TIMEOUT) if "learned" in line]
+    switch(engine, "cfour")
 
 
 def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:

@@ -110,7 +110,7 @@ def test_bad_games_are_named_and_the_others_reviewed() -> None:
     assert errors == [
         "error: game 2 (line 6): game 'illegal' vs '?': move 2 'P@d3': move 'P@d3': a stone dropped in file d lands on rank 2",
         "error: game 3 (line 10): result 0-1, but the board after move 7 says 1-0",
-        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour)",
+        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour, cfour-WxH and cfour-WxHkK)",
         "error: game 5 (line 19): line 19: not UTF-8 text (byte 0xff at column 15)",
         "error: game 7 (line 28): no result (1-0, 0-1, 1/2-1/2 or *) at its end: the game is cut off",
     ]

@@ -244,3 +244,21 @@ def test_real_engine_end_to_end() -> None:
     listed = [line for line in result.output.splitlines() if line.startswith("  ")]
     assert len(listed) == blunders
     assert ("blunders (" in result.output) == bool(blunders)
+
+
+@pytest.mark.parametrize(("board", "message"), [
+    ("8x7", "board 8x7: strength positions are 7x6 four-in-a-row games"),
+    ("7x6k5", "board 7x6k5: strength positions are 7x6"),
+    ("9x7", "needs width x (height + 1) <= 64 bits (here 72)"),
+])
+def test_another_board_is_refused_naming_why(board: str, message: str, tmp_path: Path) -> None:
+    path = write_positions(tmp_path, [START])
+    result = CliRunner().invoke(strength_command, ["--positions", str(path), "--board", board])
+    assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+
+
+def test_the_standard_board_may_be_named(tmp_path: Path) -> None:
+    path = write_positions(tmp_path, [START])
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", SIMPLE, "--movetime", "10", "--board", "7x6"])
+    assert result.exit_code in (0, 1) and "all" in table(result.output), result.output  # measured

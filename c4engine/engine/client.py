@@ -152,6 +152,14 @@ def offers_variant(options: dict[str, str], variant: str) -> bool:
     return any(a == "var" and b == variant for a, b in zip(words, words[1:]))
 
 
+def takes_board_variant(options: dict[str, str], variant: str) -> bool:
+    """Whether an engine may be given ``variant``, the built-in name of a board
+    (``cfour-8x7``): it lists it, or it lists such names at all (c4engine lists a few
+    and takes any ``cfour-WxH``)."""
+    return offers_variant(options, variant) or (variant.startswith(BOARD_NAME_PREFIX) and any(
+        word.startswith(BOARD_NAME_PREFIX) for word in options.get("UCI_Variant", "").split()))
+
+
 def position_command(moves: Sequence[int], start_fen: str | None,
                      drops: bool, geometry: Geometry = STANDARD) -> tuple[str, Board]:
     """``position startpos|fen <start_fen> [moves ...]`` on the board of ``geometry``
@@ -312,9 +320,7 @@ class EngineClient:
         loaded = variants_path is not None and "VariantPath" in self.options
         if loaded:
             self.set_option("VariantPath", str(variants_path))
-        built_in_board = variant.name.startswith(BOARD_NAME_PREFIX) and any(
-            word.startswith(BOARD_NAME_PREFIX) for word in self.options.get("UCI_Variant", "").split())
-        if not (self.supports_variant(variant.name) or loaded or built_in_board):
+        if not (takes_board_variant(self.options, variant.name) or loaded):
             raise EngineError(f"{self.name}: its UCI_Variant option offers no {variant.name} "
                               f"(give it a variants file that defines it: --variants)")
         self.set_option("UCI_Variant", variant.name)

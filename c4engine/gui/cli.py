@@ -13,7 +13,9 @@ import webbrowser
 
 import click
 
+from ..cli import board_option
 from ..engine.process import EngineError, engine_argv, own_engine_argv
+from ..geometry import Geometry
 
 
 def listening_socket(port: int) -> socket.socket:
@@ -33,8 +35,10 @@ def listening_socket(port: int) -> socket.socket:
               help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
                    "default: c4engine itself.")
 @click.option("--no-browser", is_flag=True, help="Do not open the browser.")
-def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
-    """Play and analyse in the browser: a local web board (Ctrl-C stops it)."""
+@board_option
+def gui_command(port: int, engine: str | None, no_browser: bool, geometry: Geometry) -> None:
+    """Play and analyse in the browser: a local web board (Ctrl-C stops it).  The page
+    opens on ``--board`` (its chooser picks another)."""
     try:
         from aiohttp import web
 
@@ -49,7 +53,7 @@ def gui_command(port: int, engine: str | None, no_browser: bool) -> None:
         sock = listening_socket(port)
     except OSError as err:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/" + ("" if geometry.is_standard else f"?board={geometry}")
     click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it")
     if not no_browser:
         webbrowser.open(url)

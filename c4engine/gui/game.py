@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.client import position_command
+from ..geometry import Geometry
 from ..rules.board import Board
-from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen
+from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen, uses_digits
 
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 
@@ -27,6 +28,15 @@ class Game:
     moves: list[int] = field(default_factory=list)
     undone: list[int] = field(default_factory=list)
     from_start: bool = True
+
+    @classmethod
+    def on(cls, geometry: Geometry) -> Game:
+        """A new game on the empty board of ``geometry``."""
+        return cls(Board(geometry=geometry))
+
+    @property
+    def geometry(self) -> Geometry:
+        return self.base.geometry
 
     @property
     def position(self) -> Board:
@@ -45,26 +55,29 @@ class Game:
         self.moves.append(self.undone.pop())
 
     def set_up(self, text: str) -> None:
-        """Start again from a digit string (moves from the start) or a FEN; a text
-        that is neither, or a position the rules refuse, raises RulesError and
-        changes nothing."""
-        text = text.strip()
+        """Start again, on the same board, from a digit string (moves from the start)
+        or a FEN; a text that is neither, or a position the rules refuse, raises
+        RulesError and changes nothing."""
+        text, geometry = text.strip(), self.geometry
         if text == "" or is_digit_string(text):
-            played = parse_digits(text)
-            self.base, self.moves, self.from_start = Board(), list(played.history), True
+            played = parse_digits(text, geometry)
+            self.base, self.moves, self.from_start = Board(geometry=geometry), list(played.history), True
         else:
-            self.base, self.moves, self.from_start = parse_fen(text), [], False
+            self.base, self.moves, self.from_start = parse_fen(text, geometry), [], False
         self.undone.clear()
 
     def digits(self) -> str | None:
-        """The game as Pons' digit string, when it started from the empty board."""
-        return "".join(str(col + 1) for col in self.moves) if self.from_start else None
+        """The game as Pons' digit string, when it started from the empty board and
+        the board has at most 9 columns."""
+        if not self.from_start or not uses_digits(self.geometry):
+            return None
+        return "".join(str(col + 1) for col in self.moves)
 
     def engine_position(self, drops: bool) -> str:
         """The ``position`` command for the engine, written by the public client: moves
-        as cutechess drops after ``UCI_Variant cfour`` (``drops``), as digits otherwise."""
+        as cutechess drops after ``UCI_Variant`` (``drops``), as digits otherwise."""
         start_fen = None if self.from_start else to_fen(self.base)
-        return position_command([col + 1 for col in self.moves], start_fen, drops)[0]
+        return position_command([col + 1 for col in self.moves], start_fen, drops, self.geometry)[0]
 
     def result(self) -> str | None:
         """``first`` or ``second`` (the winner), ``draw``, or None while the game goes on."""
@@ -76,7 +89,10 @@ class Game:
     def describe(self) -> dict[str, Any]:
         """The game as the page shows it: rows top first, 0 empty, 1 first player, 2 second."""
         pos = self.position
+        geometry = self.geometry
         return {
+            "shape": {"width": geometry.width, "height": geometry.height, "connect": geometry.connect,
+                      "name": geometry.name},
             "board": [[pos.cell(col, row) for col in range(pos.geometry.width)]
                       for row in range(pos.geometry.height - 1, -1, -1)],
             "moves": [col + 1 for col in self.moves],
@@ -93,8 +109,8 @@ class Game:
 
 
 def winning_four(pos: Board) -> list[list[int]]:
-    """The cells ``[column, row]`` (1-based, row 1 at the bottom) of every four the
-    last mover has, empty when nobody won."""
+    """The cells ``[column, row]`` (1-based, row 1 at the bottom) of every line of the
+    board's row length the last mover has, empty when nobody won."""
     if not pos.last_mover_won():
         return []
     owner = 2 if pos.side_to_move == 0 else 1

@@ -63,7 +63,8 @@ class PageReview:
     def position_command(self, drops: bool) -> str:
         """``position`` for the next search."""
         game = self.item.game
-        return position_command(self.columns[:self.next_search().played], game.start_fen, drops)[0]
+        return position_command(self.columns[:self.next_search().played], game.start_fen, drops,
+                                self.item.geometry)[0]
 
     def add_line(self, line: str) -> None:
         """An ``info`` line of the search in flight."""

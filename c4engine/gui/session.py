@@ -10,6 +10,11 @@ What the engine should be doing is derived from the state, never stored as a
 plan: after every event :meth:`Session.schedule` compares the search in
 flight with the one wanted now (the engine's move, a hint, or the analysis of
 the position on the board) and stops the first when it is no longer wanted.
+
+The board (width, height, row length) is the page's choice: the engine is
+restarted and told the board's ``UCI_Variant`` (``cfour`` for 7x6,
+``cfour-8x7``...) in its handshake, so no search of the old board can answer
+for the new one.
 Every ``go`` gets exactly one ``bestmove``, so searches are queued in the
 order they were started and each ``bestmove`` closes the oldest; a search
 for a position that has since changed has its answer ignored.
@@ -38,15 +43,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.client import SEARCH_GRACE, learn_uci_line, offers_variant
+from ..engine.client import SEARCH_GRACE, learn_uci_line, takes_board_variant
 from ..engine.info import engine_move, parse_info
 from ..engine.process import start_failure
+from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import GoParams
 from ..protocol.lines import MAX_LINE_BYTES
 from ..referee.pgn import PgnGame, PgnMove, write_game
 from ..reviewer import GameInput, InputProblem, read_input
 from ..rules.board import Board, RulesError
-from ..rules.notation import parse_fen, parse_int, to_fen
+from ..rules.notation import check_writable, parse_fen, parse_int, to_fen
+from ..rules.variants import built_in, variant_name
 from .game import Game
 from .process import EngineProcess
 from .review import MOVETIME_MS as REVIEW_MOVETIME_MS
@@ -55,7 +62,6 @@ from .review import PageReview
 MODES = ("first", "second", "humans")  # the person plays first, second, or both sides
 LEVELS = range(0, 21)
 MOVETIMES = range(100, 60_001)  # ms
-ANALYSIS_LINES = 7
 HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
 HANG_GRACE = SEARCH_GRACE  # seconds past its time (or past a stop) before an engine counts as hung
 TICK = 0.25
@@ -93,6 +99,7 @@ class Session:
         self.closed = False
         self.game = Game()
         self.version = 0
+        self.engine_board = STANDARD  # the board the engine was told in its handshake
         self.mode, self.level, self.movetime, self.analysis = "first", 20, 1000, False
         self.hint_wanted: int | None = None
         self.hint: tuple[int, int] | None = None  # (version, column 1-7)
@@ -111,6 +118,7 @@ class Session:
             "move": self.req_move, "undo": self.req_undo, "redo": self.req_redo, "new": self.req_new,
             "set": self.req_set, "settings": self.req_settings, "hint": self.req_hint,
             "restart": self.req_restart, "review": self.req_review, "goto": self.req_goto,
+            "board": self.req_board,
         }
 
     # -- the actor --------------------------------------------------------
@@ -193,7 +201,7 @@ class Session:
         await self.push_state()
 
     def req_move(self, message: dict[str, Any]) -> None:
-        column = whole_number(message, "column", range(1, 8))
+        column = whole_number(message, "column", range(1, self.game.geometry.width + 1))
         if self.game.result() is not None:
             raise RequestError("the game is over: undo, or start a new game")
         if self.engine_to_move():
@@ -222,8 +230,21 @@ class Session:
         self.position_changed()
 
     def req_new(self, message: dict[str, Any]) -> None:
-        self.game = Game()
+        self.game = Game.on(self.game.geometry)
         self.position_changed()
+
+    async def req_board(self, message: dict[str, Any]) -> None:
+        """A new game on the board ``message["board"]`` names (``8x7``, ``9x6k5``);
+        RequestError naming the limit for one the engine cannot play."""
+        await self.switch_board(read_board(message.get("board")))
+        self.position_changed()
+
+    async def switch_board(self, geometry: Geometry) -> None:
+        """Put the game on ``geometry``'s empty board and, if the engine plays another
+        board, restart it on this one."""
+        self.game = Game.on(geometry)
+        if self.engine_board != geometry:
+            await self.restart_engine()
 
     def req_set(self, message: dict[str, Any]) -> None:
         text = message.get("text")
@@ -274,11 +295,12 @@ class Session:
             if isinstance(chosen, InputProblem):
                 raise RequestError(f"cannot review {chosen}")
             item = chosen
+        await self.switch_board(item.geometry)
         self.reviews_started += 1
         self.review = PageReview(self.reviews_started, item)
         game = item.game
-        self.game = Game(parse_fen(game.start_fen) if game.start_fen else Board(), [],
-                         [m.col for m in reversed(game.moves)], game.start_fen is None)
+        start = parse_fen(game.start_fen, item.geometry) if game.start_fen else Board(geometry=item.geometry)
+        self.game = Game(start, [], [m.col for m in reversed(game.moves)], game.start_fen is None)
         self.mode = "humans"
         self.position_changed()
 
@@ -289,7 +311,9 @@ class Session:
         final = self.game.base.play_all(moves)
         result = "*" if not final.is_over() else (
             "1/2-1/2" if not final.last_mover_won() else ("1-0" if final.side_to_move == 1 else "0-1"))
-        return GameInput(1, 1, PgnGame("?", "?", result, tuple(PgnMove(c) for c in moves), start_fen=start_fen))
+        game = PgnGame("?", "?", result, tuple(PgnMove(c) for c in moves), start_fen=start_fen,
+                       variant=built_in(self.game.geometry))
+        return GameInput(1, 1, game, self.game.geometry)
 
     def req_goto(self, message: dict[str, Any]) -> None:
         """Show the game after ``ply`` of its moves, played or undone, or ``step`` (-1 or
@@ -329,6 +353,7 @@ class Session:
         await self.drop_engine()
         self.status, self.detail, self.engine_name = "starting", "", ""
         self.engine_options, self.sent_options, self.drops = {}, {}, False
+        self.engine_board = self.game.geometry
         self.lines_handled = 0
         try:
             self.engine = await EngineProcess.start(
@@ -390,9 +415,14 @@ class Session:
         assert self.engine is not None
         self.engine_name = learn_uci_line(line, self.engine_options) or self.engine_name
         if words == ["uciok"]:
-            if offers_variant(self.engine_options, "cfour"):
-                self.engine.send("setoption name UCI_Variant value cfour")
+            variant = variant_name(self.engine_board)
+            if takes_board_variant(self.engine_options, variant):
+                self.engine.send(f"setoption name UCI_Variant value {variant}")
                 self.drops = True
+            elif self.engine_board != STANDARD:
+                await self.engine_failed("dead", f"it offers no UCI_Variant {variant}: it cannot play "
+                                                 f"the {self.engine_board} board; choose 7x6")
+                return
             self.engine.send("isready")
         elif words == ["readyok"]:
             self.status = "ready"
@@ -484,7 +514,7 @@ class Session:
             self.engine.send(self.review.position_command(self.drops))
             movetime = REVIEW_MOVETIME_MS
         else:
-            self.set_option("MultiPV", ANALYSIS_LINES if kind == "analysis" else 1)
+            self.set_option("MultiPV", self.game.geometry.width if kind == "analysis" else 1)
             self.engine.send(self.game.engine_position(self.drops))
             movetime = self.movetime
         limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=movetime)
@@ -580,6 +610,19 @@ def read_request(request: str | bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise RequestError(NOT_A_REQUEST)
     return message
+
+
+def read_board(text: object) -> Geometry:
+    """The board a page names, ``WxH`` or ``WxHkK``; RequestError naming the limit
+    for one the engine cannot play."""
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise RequestError("a board is written WxH or WxHkK, e.g. 8x7 or 9x6k5")
+    try:
+        geometry = Geometry.parse(text)
+        check_writable(geometry)
+    except GeometryError as err:
+        raise RequestError(str(err)) from None
+    return geometry
 
 
 def whole_number(message: dict[str, Any], key: str, allowed: range, default: int | None = None) -> int:

@@ -12,14 +12,24 @@ even, and then takes rows ``h, h + 2, ...``; so the first player's rows
 (counted from 0) have the parity of ``(W - 1) * H``.  That is the odd rows
 (from 1) whenever ``H`` or ``W`` is odd, and the even rows on an odd height with
 an even width, where the roles swap (see ``FIRST_PLAYER_ROWS``).  This is a
-heuristic's premise, not a proof, so only the evaluation relies on it.  The evaluation therefore counts each side's threats (empty cells
-that would complete a four) by parity and by whether an opponent threat below
-them makes them unreachable, and adds a little for central stones, which take
-part in more possible fours.
+heuristic's premise, not a proof, so only the evaluation relies on it.  The
+evaluation therefore counts each side's threats (empty cells that would
+complete a line) by parity and by whether an opponent threat below them makes
+them unreachable, and adds something for stones by their column, central
+stones taking part in more possible lines.
 
-Weights are data, not code: the kernel receives them as an array, so the
-same search can run with other weights (for example the plain centre count
-the threat weights are measured against, see ``CENTRE_ONLY``).
+Weights are data, not code: the kernel receives them as a vector of
+``N_WEIGHTS`` integers, the same layout on every board, so the same search runs
+with the hand-written weights (``THREAT_WEIGHTS``), the plain centre count they
+are measured against (``CENTRE_ONLY``) or weights learned from exactly scored
+positions (``c4engine/data/evaluation-*.json``, see :mod:`c4engine.training`).
+The layout: each player's four threat weights (the first player's, then the
+second's: the zugzwang rules are not symmetric), a bonus for the first player,
+one weight per stone by its column's steps from the edge, then each player's
+weight of a live threat by its cell (bit index), which learns what row parity
+alone cannot: how much lower threats and central ones are worth.  The evaluation
+is linear in the weights: :func:`features` gives the counts it multiplies, which
+is what training fits.
 """
 
 from __future__ import annotations
@@ -34,10 +44,35 @@ EVEN_ROWS = BOARD_MASK ^ ODD_ROWS  # rows 2, 4, 6, ...
 FIRST_PLAYER_ROWS = ODD_ROWS if (CELLS - HEIGHT) % 2 == 0 else EVEN_ROWS  # zugzwang rows (module docstring)
 SECOND_PLAYER_ROWS = BOARD_MASK ^ FIRST_PLAYER_ROWS
 
-# Indices into a weight vector (and into the terms of one side).
-GOOD_THREATS, OTHER_THREATS, DEAD_THREATS, STACKED_THREATS, CENTRE = range(5)
-TERM_NAMES = ("good-parity threats", "other threats", "dead threats",
-              "stacked threat pairs", "centre stones")
+# One player's threat counts, in this order, at FIRST_THREATS or SECOND_THREATS.
+GOOD_THREATS, OTHER_THREATS, DEAD_THREATS, STACKED_THREATS = range(4)
+THREAT_NAMES = ("good-parity threats", "other threats", "dead threats", "stacked threat pairs")
+N_THREAT_TERMS = len(THREAT_NAMES)
+FIRST_THREATS = 0
+SECOND_THREATS = FIRST_THREATS + N_THREAT_TERMS
+FIRST_PLAYER_BONUS = SECOND_THREATS + N_THREAT_TERMS
+COLUMN_STONES = FIRST_PLAYER_BONUS + 1
+MAX_EDGE_STEPS = 16  # a board of at most 32 columns (W * (H + 1) <= 64) has columns 0..15 steps from the edge
+FIRST_THREAT_CELLS = COLUMN_STONES + MAX_EDGE_STEPS
+BITS = 64  # one weight per bit of the board's word: a live threat's weight by its cell
+SECOND_THREAT_CELLS = FIRST_THREAT_CELLS + BITS
+N_WEIGHTS = SECOND_THREAT_CELLS + BITS
+
+EDGE_STEPS_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))
+EDGE_STEPS = max(EDGE_STEPS_OF_COLUMN) + 1  # how many column weights this board uses
+
+
+def weight_vector(first_threats: tuple[int, ...], second_threats: tuple[int, ...], first_bonus: int,
+                  column_stones: tuple[int, ...]) -> np.ndarray:
+    """The kernel's weight vector from its parts (``column_stones`` by steps from the
+    edge, padded with zeros; no weights by threat cell)."""
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)
+    weights[FIRST_THREATS:FIRST_THREATS + N_THREAT_TERMS] = first_threats
+    weights[SECOND_THREATS:SECOND_THREATS + N_THREAT_TERMS] = second_threats
+    weights[FIRST_PLAYER_BONUS] = first_bonus
+    weights[COLUMN_STONES:COLUMN_STONES + len(column_stones)] = column_stones
+    return weights
+
 
 # Why these weights: a threat on the right rows wins the zugzwang ending unless
 # the opponent builds one of his own, so it counts most (24); a threat on the
@@ -45,41 +80,68 @@ TERM_NAMES = ("good-parity threats", "other threats", "dead threats",
 # middle game tactic (8); one above an opponent threat in the same column will
 # usually never be played (2); two threats of one side one above the other win
 # as soon as the lower one becomes playable (48, just under a proven win's
-# weight in practice).  Centre stones: 1 point per column step towards the
-# middle, a tie-breaker among quiet moves.  The README ("Measured figures") has
-# these weights against CENTRE_ONLY at equal depth, and the command.
-THREAT_WEIGHTS = np.array([24, 8, 2, 48, 1], dtype=np.int64)
-CENTRE_ONLY = np.array([0, 0, 0, 0, 1], dtype=np.int64)
-
-CENTRE_WEIGHT_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))  # steps from the edge
-N_TERMS = 5
+# weight in practice).  Both players alike, no first player bonus.  Stones: 1
+# point per column step towards the middle, a tie-breaker among quiet moves.
+# The README ("Measured figures") has these weights against CENTRE_ONLY at
+# equal depth, and the command.
+HAND_THREATS = (24, 8, 2, 48)
+EDGE_STEP_WEIGHTS = tuple(range(MAX_EDGE_STEPS))
+THREAT_WEIGHTS = weight_vector(HAND_THREATS, HAND_THREATS, 0, EDGE_STEP_WEIGHTS)
+CENTRE_ONLY = weight_vector((0,) * N_THREAT_TERMS, (0,) * N_THREAT_TERMS, 0, EDGE_STEP_WEIGHTS)
 
 
 @jit
-def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int, int, int, int, int]:
-    """The raw counts behind one side's evaluation (see the module docstring)."""
+def threat_cells(stones: int, other: int, mask: int) -> tuple[int, int, int]:
+    """One side's threats, the live ones among them, and the cells strictly above an
+    opponent threat (where a threat is dead)."""
     threats = winning_cells(stones, mask)
-    other_threats = winning_cells(other, mask)
-    dead_zone = smear_up((other_threats << 1) & ~mask)  # strictly above an opponent threat
-    live = threats & ~dead_zone
+    dead_zone = smear_up((winning_cells(other, mask) << 1) & ~mask)
+    return threats, threats & ~dead_zone, dead_zone
+
+
+@jit
+def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int, int, int, int]:
+    """One side's threat counts (see the module docstring)."""
+    threats, live, dead_zone = threat_cells(stones, other, mask)
+    return threat_counts(threats, live, dead_zone, is_first)
+
+
+@jit
+def threat_counts(threats: int, live: int, dead_zone: int, is_first: bool) -> tuple[int, int, int, int]:
+    """Good-parity, other, dead threats and stacked pairs, from :func:`threat_cells`."""
     good_rows = FIRST_PLAYER_ROWS if is_first else SECOND_PLAYER_ROWS
     good = popcount(live & good_rows)
     bad = popcount(live & ~good_rows)
     dead = popcount(threats & dead_zone)
     stacked = popcount(threats & (threats >> 1))
-    centre = 0
-    for col in range(WIDTH):
-        centre += CENTRE_WEIGHT_OF_COLUMN[col] * popcount(stones & column_cells(col))
-    return good, bad, dead, stacked, centre
+    return good, bad, dead, stacked
+
+
+@jit
+def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
+    """The weights of one side's live threats by their cells."""
+    at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
+    score = 0
+    while live:
+        cell = live & -live
+        score += weights[at + popcount(cell - 1)]
+        live ^= cell
+    return score
 
 
 @jit
 def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.ndarray) -> int:
-    """One side's weighted evaluation."""
-    good, bad, dead, stacked, centre = side_terms(stones, other, mask, is_first)
-    return (weights[GOOD_THREATS] * good + weights[OTHER_THREATS] * bad
-            + weights[DEAD_THREATS] * dead + weights[STACKED_THREATS] * stacked
-            + weights[CENTRE] * centre)
+    """One side's weighted evaluation: its threats, its stones, and the first player's bonus."""
+    threats, live, dead_zone = threat_cells(stones, other, mask)
+    good, bad, dead, stacked = threat_counts(threats, live, dead_zone, is_first)
+    at = FIRST_THREATS if is_first else SECOND_THREATS
+    score = (weights[at + GOOD_THREATS] * good + weights[at + OTHER_THREATS] * bad
+             + weights[at + DEAD_THREATS] * dead + weights[at + STACKED_THREATS] * stacked)
+    if is_first:
+        score += weights[FIRST_PLAYER_BONUS]
+    for col in range(WIDTH):
+        score += weights[COLUMN_STONES + EDGE_STEPS_OF_COLUMN[col]] * popcount(stones & column_cells(col))
+    return score + cell_score(live, is_first, weights)
 
 
 @jit
@@ -90,3 +152,31 @@ def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray)
     return (side_score(current, other, mask, to_move_is_first, weights)
             - side_score(other, current, mask, not to_move_is_first, weights))
 
+
+@jit
+def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> None:
+    """The counts :func:`evaluate` weighs, into ``out`` (N_WEIGHTS): ``evaluate`` is
+    ``out @ weights``.  The mover's counts add, the opponent's subtract."""
+    out[:] = 0
+    other = current ^ mask
+    to_move_is_first = stones_on_board % 2 == 0
+    for side in range(2):
+        stones, opponent = (current, other) if side == 0 else (other, current)
+        is_first = to_move_is_first if side == 0 else not to_move_is_first
+        sign = 1 if side == 0 else -1
+        at = FIRST_THREATS if is_first else SECOND_THREATS
+        good, bad, dead, stacked = side_terms(stones, opponent, mask, is_first)
+        out[at + GOOD_THREATS] += sign * good
+        out[at + OTHER_THREATS] += sign * bad
+        out[at + DEAD_THREATS] += sign * dead
+        out[at + STACKED_THREATS] += sign * stacked
+        if is_first:
+            out[FIRST_PLAYER_BONUS] += sign
+        for col in range(WIDTH):
+            out[COLUMN_STONES + EDGE_STEPS_OF_COLUMN[col]] += sign * popcount(stones & column_cells(col))
+        live = threat_cells(stones, opponent, mask)[1]
+        cells_at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
+        while live:
+            cell = live & -live
+            out[cells_at + popcount(cell - 1)] += sign
+            live ^= cell

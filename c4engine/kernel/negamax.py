@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, WIDTH
-from .evaluation import N_TERMS, evaluate
+from .evaluation import N_WEIGHTS, evaluate
 from .jit import column_cells, jit, playable_cells, popcount, to_internal, winning_cells
 from .layout import (
     ABORTED,
@@ -187,7 +187,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     if proven_high:
         beta = hi
     if depth <= 0:
-        value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_TERMS])
+        value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_WEIGHTS])
         return min(max(value, alpha), beta)
 
     key, mirrored = table_key(current, mask)

@@ -21,6 +21,7 @@ import numpy as np
 from ..rules.scores import MATE
 from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
+from .built_book import built_book_value
 from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, H1, HAS_BOOK, HEIGHT
 from .evaluation import EVEN_ROWS
 from .jit import (
@@ -33,7 +34,7 @@ from .jit import (
     to_internal,
     winning_cells,
 )
-from .layout import BOOK_ADDRESS, BOOK_RECORDS, INFINITE
+from .layout import BOOK_ADDRESS, BOOK_RECORDS, BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK, INFINITE
 
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
 NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
@@ -150,7 +151,8 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     the one it must block, or every move under a threat) has lost; no win comes
     before the side's second stone from now and no loss before the opponent's
     second; a side that can no longer make a line scores at most a draw; the
-    12-stone book answers exactly.  When those bounds cut ``[alpha, beta]`` (of
+    12-stone book answers exactly, and so does a book built by ``c4engine book build``
+    at its plies (a weak one bounds the score).  When those bounds cut ``[alpha, beta]`` (of
     the given position), the position is settled.
 
     Returns ``(value, current, mask, stones, flips, lo, hi)``: ``value`` for the
@@ -175,6 +177,12 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
         hi = to_internal((CELLS - 1 - stones) // 2)
         if not can_make_line(current, mask):
             hi = 0
+        if stones == mem[BUILT_STONES] and mem[BUILT_ENTRIES] > 0:
+            built = built_book_value(mem[BUILT_ADDRESS], mem[BUILT_ENTRIES], current, mask)
+            if built != NOT_IN_BOOK and (built == 0 or mem[BUILT_WEAK] == 0):
+                return sign * to_internal(built), current, mask, stones, flips, 0, 0
+            if built != NOT_IN_BOOK:  # a weak book's win or loss: a bound
+                lo, hi = (max(lo, to_internal(1)), hi) if built > 0 else (lo, min(hi, to_internal(-1)))
         if lo >= beta:
             return sign * lo, current, mask, stones, flips, 0, 0
         if hi <= alpha:

@@ -35,7 +35,8 @@ from ..geometry import STANDARD, Geometry
 KERNEL_DIR = Path(__file__).resolve().parent
 PACKAGE_DIR = KERNEL_DIR.parent
 CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
-MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "resolve", "negamax", "solve")
+MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "built_book", "resolve", "negamax",
+           "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 
@@ -51,6 +52,7 @@ class Kernel:
     table: ModuleType
     evaluation: ModuleType
     book: ModuleType
+    built_book: ModuleType
     resolve: ModuleType
     negamax: ModuleType
     solve: ModuleType
@@ -119,7 +121,19 @@ def _copy_folder(geometry: Geometry) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         if not folder.is_dir():
             raise
+    _drop_stale_copies(folder.parent)
     return folder
+
+
+def _drop_stale_copies(current: Path) -> None:
+    """Delete the copies made from other sources beside the package: a checkout being
+    edited makes a new folder at each edit, and the old ones never run again.  In a
+    shared cache folder (another installation may run those sources) they stay."""
+    if current.parent != KERNEL_DIR / "__pycache__" / "boards":
+        return
+    for other in current.parent.iterdir():
+        if other != current and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
 
 
 def _copied_source(source: Path, geometry: Geometry) -> str:

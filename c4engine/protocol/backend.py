@@ -15,7 +15,9 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import OpeningBook
-from ..kernel.evaluation import CENTRE_ONLY, TERM_NAMES, THREAT_WEIGHTS
+from ..kernel.built_book import BookFileError, BuiltBook
+from ..kernel.evaluation import COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES
+from ..rules.bits import column_cells, popcount
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
@@ -25,10 +27,9 @@ from ..search.limits import Budget, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
+from ..search.weights import weights_named
 from .go_params import GoParams
-from .options import Options
-
-WEIGHTS_BY_NAME = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
+from .options import NO_PATH, OptionError, Options
 
 
 class Backend:
@@ -47,8 +48,9 @@ class Backend:
         """A searcher for ``geometry`` with the options' table, threads, evaluation and book,
         warmed up (on a board's first use this compiles its kernel)."""
         book = self._wanted_book(geometry)
-        searcher = Searcher(self.options.number("Hash"), self._weights(), book,
+        searcher = Searcher(self.options.number("Hash"), self._weights(geometry, tell=True), book,
                             self.options.number("Threads"), geometry=geometry)
+        searcher.set_built_book(self._built_book_for(geometry))
         searcher.warm_up()
         return searcher
 
@@ -71,12 +73,21 @@ class Backend:
             self.searcher.clear()
         elif option == "OwnBook":
             self.searcher.set_book(self._wanted_book(self.geometry))
+        elif option == "BookFile":
+            self.searcher.set_built_book(self._loaded_built_book(self.geometry))
         elif option == "Evaluation":
-            self.searcher.set_weights(self._weights())
+            self.searcher.set_weights(self._weights(self.geometry, tell=True))
             self.searcher.clear()
 
-    def _weights(self) -> np.ndarray:
-        return WEIGHTS_BY_NAME[self.options.text("Evaluation")]
+    def _weights(self, geometry: Geometry, tell: bool = False) -> np.ndarray:
+        """The weights the ``Evaluation`` option names on ``geometry``'s board; with
+        ``tell``, say so when the board has no learned weights and the hand-written
+        ones stand in."""
+        weights, stand_in = weights_named(self.options.text("Evaluation"), geometry)
+        if stand_in and tell:
+            self.write(f"info string no learned evaluation for the {geometry} board: "
+                       "using the hand-written threat weights")
+        return weights
 
     def _wanted_book(self, geometry: Geometry) -> OpeningBook:
         """The book if ``OwnBook`` is on, the board is the one it covers (7x6, four in a
@@ -87,6 +98,26 @@ class Backend:
             self.write(f"info string no opening book for the {geometry} board (the book covers 7x6)")
             return OpeningBook.empty()
         return self._loaded_book()
+
+    def _loaded_built_book(self, geometry: Geometry) -> BuiltBook | None:
+        """The ``BookFile`` book for ``geometry`` (None for ``<empty>``); OptionError when
+        the file is no sound book or is for another board."""
+        path = self.options.text("BookFile")
+        if path == NO_PATH:
+            return None
+        try:
+            return BuiltBook.load(path, geometry)
+        except BookFileError as err:
+            raise OptionError(f"option BookFile: {err}") from None
+
+    def _built_book_for(self, geometry: Geometry) -> BuiltBook | None:
+        """On a board change: the ``BookFile`` book if it is for the new board, else none,
+        said in an ``info string``."""
+        try:
+            return self._loaded_built_book(geometry)
+        except OptionError as err:
+            self.write(f"info string searching the {geometry} board without a book file: {err}")
+            return None
 
     def _loaded_book(self) -> OpeningBook:
         """The opening book, loaded on first use; without it, say so once and go on."""
@@ -138,19 +169,33 @@ class Backend:
         return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
 
     def describe_eval(self, pos: Board) -> list[str]:
-        """The evaluation's terms for each side, weighted, and the total."""
-        weights = self._weights()
-        side_terms, side_score = self.searcher.kernel.evaluation.side_terms, self.searcher.kernel.evaluation.side_score
+        """The evaluation's terms for each player with their weights (each player has
+        its own threat weights), the weighted totals and the total from the side to
+        move's view.  The weights of live threats by their cells are shown summed, as a
+        count of weight 1."""
+        weights = self._weights(self.geometry)
+        evaluation = self.searcher.kernel.evaluation
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
-        terms_first = side_terms(first, second, pos.mask, True)
-        terms_second = side_terms(second, first, pos.mask, False)
-        lines = [f"{'term':<22}{'weight':>7}{'X (first)':>12}{'O (second)':>12}"]
-        for name, weight, a, b in zip(TERM_NAMES, weights, terms_first, terms_second):
-            lines.append(f"{name:<22}{weight:>7}{a:>12}{b:>12}")
-        total_first = side_score(first, second, pos.mask, True, weights)
-        total_second = side_score(second, first, pos.mask, False, weights)
-        lines.append(f"{'weighted total':<22}{'':>7}{total_first:>12}{total_second:>12}")
-        total = self.searcher.kernel.evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
+        rows = [(name, weights[FIRST_THREATS + i], x, weights[SECOND_THREATS + i], o)
+                for i, (name, x, o) in enumerate(zip(THREAT_NAMES, evaluation.side_terms(first, second, pos.mask, True),
+                                                     evaluation.side_terms(second, first, pos.mask, False)))]
+        rows.append(("first player", weights[FIRST_PLAYER_BONUS], 1, weights[FIRST_PLAYER_BONUS], 0))
+        live_first = evaluation.threat_cells(first, second, pos.mask)[1]
+        live_second = evaluation.threat_cells(second, first, pos.mask)[1]
+        rows.append(("threat cells (weighed)", 1, evaluation.cell_score(live_first, True, weights), 1,
+                     evaluation.cell_score(live_second, False, weights)))
+        for steps in range(evaluation.EDGE_STEPS):
+            cells = sum(column_cells(col, pos.geometry.height) for col, s in enumerate(evaluation.EDGE_STEPS_OF_COLUMN)
+                        if s == steps)
+            weight = weights[COLUMN_STONES + steps]
+            rows.append((f"stones {steps} from edge", weight, popcount(first & cells), weight,
+                         popcount(second & cells)))
+        lines = [f"{'term':<22}{'X weight':>9}{'X (first)':>11}{'O weight':>9}{'O (second)':>11}"]
+        lines += [f"{name:<22}{wx:>9}{x:>11}{wo:>9}{o:>11}" for name, wx, x, wo, o in rows]
+        total_first = evaluation.side_score(first, second, pos.mask, True, weights)
+        total_second = evaluation.side_score(second, first, pos.mask, False, weights)
+        lines.append(f"{'weighted total':<22}{'':>9}{total_first:>11}{'':>9}{total_second:>11}")
+        total = evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 

@@ -79,9 +79,10 @@ SPECS = (
     Spec("MultiPV", "spin", 1, 1, MAX_WIDTH),  # more lines than columns: every column
     Spec("Ponder", "check", False),
     Spec("OwnBook", "check", True),
+    Spec("BookFile", "string", NO_PATH),  # a book built by `c4engine book build`
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
     Spec("VariantPath", "string", NO_PATH),
-    Spec("Evaluation", "combo", "threats", choices=("threats", "centre")),
+    Spec("Evaluation", "combo", "threats", choices=("learned", "threats", "centre")),  # search.weights.NAMES
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
     Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),

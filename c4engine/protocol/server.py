@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
 
 from ..geometry import STANDARD, Geometry, GeometryError
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
     from .backend import Backend
 
 MAX_PERFT_DEPTH = 10
-SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook")  # applied to the searcher at once
+# applied to the searcher at once
+SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile")
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 
@@ -145,6 +147,7 @@ class Server:
         self.quitting = threading.Event()
         self.busy = False  # a command that nothing interrupts runs: bench, setting up a table
         self.read_at = time.perf_counter()  # when the command being carried out was read
+        self.searchable_at = self.read_at  # since when the search can run (see _setting_up)
         threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
         self.handlers: dict[str, Callable[[list[str]], None]] = {
             "uci": self.cmd_uci, "isready": self.cmd_isready, "setoption": self.cmd_setoption,
@@ -162,7 +165,21 @@ class Server:
         except Exception as exc:  # noqa: BLE001 - the process must keep answering
             self.out.error(f"the search could not start: {exc!r}")
         finally:
+            self.searchable_at = time.perf_counter()
             self._ready.set()
+
+    @contextmanager
+    def _setting_up(self) -> Iterator[None]:
+        """A table or a board being set up: nothing interrupts it (``busy``), and a ``go``
+        read meanwhile starts its clock when it is done, as one read during the
+        start-up does (a pipe may hold the ``go`` long before the engine can search;
+        a GUI sends it after ``readyok``, and then its clock starts when it is read)."""
+        self.busy = True
+        try:
+            yield
+        finally:
+            self.busy = False
+            self.searchable_at = time.perf_counter()
 
     def backend_ready(self) -> Backend:
         self._ready.wait()
@@ -258,15 +275,16 @@ class Server:
         self.options.store(spec.name, value)
         if backend is not None:
             try:
-                self.busy = True
-                backend.apply(spec.name)
+                with self._setting_up():
+                    backend.apply(spec.name)
             except MemoryError:
                 self.options.store(spec.name, old)
                 kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
                 wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
                 raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
-            finally:
-                self.busy = False
+            except OptionError:  # a book file refused: the old one stays
+                self.options.store(spec.name, old)
+                raise
 
     def set_variant(self, name: str) -> None:
         """Play the variant ``name`` from now on, in drops; on another board the search
@@ -275,13 +293,11 @@ class Server:
         if variant.geometry != self.variant.geometry:
             backend = self.backend_ready()
             try:
-                self.busy = True
-                backend.set_geometry(variant.geometry)
+                with self._setting_up():
+                    backend.set_geometry(variant.geometry)
             except MemoryError:
                 raise CommandError(f"option UCI_Variant: not enough memory for the {variant.geometry} "
                                    f"board; keeping {self.variant.name}") from None
-            finally:
-                self.busy = False
             self.base = self.position = variant.start()
         self.variant = variant
         self.drops = True
@@ -303,7 +319,7 @@ class Server:
             self.out.error("go: the game is already over")
             self.out("bestmove (none)")
             return
-        self._job = SearchJob(self, backend, self.position, params, self.read_at)
+        self._job = SearchJob(self, backend, self.position, params, max(self.read_at, self.searchable_at))
         if self.quitting.is_set():
             self._job.stop()
         self._job.thread.start()

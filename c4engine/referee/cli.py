@@ -299,6 +299,19 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
         click.echo(line)
 
 
+def check_strength_board(board: str | None) -> None:
+    """Refuse any board but 7x6 four in a row, naming why: the exact scores of the
+    strength positions (shipped or given) are 7x6 ones."""
+    try:
+        geometry = Geometry.parse(board) if board else STANDARD
+    except GeometryError as err:
+        raise click.BadParameter(str(err), param_hint="--board") from None
+    if geometry != STANDARD:
+        raise click.BadParameter(
+            f"board {geometry}: strength positions are 7x6 four-in-a-row games with exact scores; "
+            f"on other boards measure an engine with match --board {geometry}", param_hint="--board")
+
+
 def _progress_line(verdict: Verdict) -> None:
     mark = "BLUNDER" if verdict.blunder else "fastest" if verdict.fastest else "kept"
     click.echo(f"{verdict.position.moves or '-'} {verdict.move} {mark} "
@@ -327,13 +340,17 @@ def default_engine_command() -> str:
 @click.option("--cluster", metavar="ADDRESS", callback=check_address,
               help=f"Spread the positions over a Ray cluster ({ADDRESS_FORMS}), an engine "
                    "per CPU; needs pip install 'c4engine[cluster]'.")
+@click.option("--board", default=None, metavar="WxH[kK]",
+              help="The board [default: 7x6, four in a row]; the positions are 7x6 games, so "
+                   "another board is refused (measure it with match).")
 @click.pass_context
 def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
                      movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
-                     limit: int | None, verbose: bool, cluster: str | None) -> None:
+                     limit: int | None, verbose: bool, cluster: str | None, board: str | None) -> None:
     """Ask an engine for a move in positions whose exact scores are known and report,
     per phase, the moves that kept the result, the fastest, and the blunders.
     Exits with status 1 if any move blundered, 2 if the run could not be made."""
+    check_strength_board(board)
     try:
         if positions_file:
             positions = read_positions(positions_file.read_bytes(), str(positions_file))

@@ -39,10 +39,15 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
-from ..kernel.evaluation import N_TERMS, THREAT_WEIGHTS
+from ..kernel.built_book import BookFileError, BuiltBook
+from ..kernel.evaluation import N_WEIGHTS, THREAT_WEIGHTS
 from ..kernel.layout import (
     BOOK_ADDRESS,
     BOOK_RECORDS,
+    BUILT_ADDRESS,
+    BUILT_ENTRIES,
+    BUILT_STONES,
+    BUILT_WEAK,
     BUSY_SLOTS,
     BUSY_START,
     GENERATION,
@@ -145,6 +150,7 @@ class Searcher:
         self.geometry = geometry
         self.kernel = kernel_for(geometry)
         self.book = OpeningBook.empty()
+        self.built_book: BuiltBook | None = None
         self._take_book(book)
         self.hash_mb = hash_mb
         self.threads: list[SearchThread] = []
@@ -174,7 +180,7 @@ class Searcher:
             ctx = view.mem
             ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
-            ctx[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
@@ -184,12 +190,17 @@ class Searcher:
         self._attach(StopSignal())
 
     def _point_at_book(self) -> None:
+        built = self.built_book
         for thread in self.threads:
             thread.mem[BOOK_ADDRESS] = self.book.score_address
             thread.mem[BOOK_RECORDS] = self.book.score_records
+            thread.mem[BUILT_ADDRESS] = built.address if built else 0
+            thread.mem[BUILT_ENTRIES] = built.entries if built else 0
+            thread.mem[BUILT_STONES] = built.header.plies if built else -1
+            thread.mem[BUILT_WEAK] = int(built.header.weak) if built else 0
 
     def _weights(self) -> np.ndarray:
-        return self.mem[WEIGHTS:WEIGHTS + N_TERMS].copy()
+        return self.mem[WEIGHTS:WEIGHTS + N_WEIGHTS].copy()
 
     def resize(self, hash_mb: int) -> None:
         """A new, empty table of ``hash_mb`` MB; MemoryError (and no change) if it cannot
@@ -208,6 +219,17 @@ class Searcher:
         whose entries may hold the other book's scores.  Only the 7x6 four-in-a-row
         game has a book: on another board the searcher keeps none."""
         self._take_book(book)
+        self._point_at_book()
+        self.clear()
+
+    def set_built_book(self, book: BuiltBook | None) -> None:
+        """Search with a book built by ``c4engine book build`` (None for none) besides the
+        bitbully one; empties the table.  BookFileError, and no change, for a book
+        of another board."""
+        if book is not None and book.header.geometry != self.geometry:
+            raise BookFileError(f"book {book.path} is for the {book.header.geometry} board, "
+                                f"not {self.geometry}")
+        self.built_book = book
         self._point_at_book()
         self.clear()
 
@@ -232,7 +254,7 @@ class Searcher:
 
     def set_weights(self, weights: np.ndarray) -> None:
         for thread in self.threads:
-            thread.mem[WEIGHTS:WEIGHTS + N_TERMS] = weights
+            thread.mem[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
 
     def hashfull(self) -> int:
         """Per mille of the first thousand slots used in the current generation."""
@@ -425,9 +447,12 @@ class _Iterations:
 
     def solver_may_reach_the_end(self) -> bool:
         """Whether an attempt at solving can succeed: with the book up to its 12 stones
-        (the solver stops there), and from 13 stones on in any case.  Below that,
-        without a book, a solve takes hours and every attempt would be wasted."""
-        return self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
+        (the solver stops there), or up to a built book's plies, and from 13 stones
+        on in any case.  Below that, without a book, a solve takes hours and every
+        attempt would be wasted."""
+        built = self.searcher.built_book
+        return (self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
+                or (built is not None and self.pos.stones <= built.header.plies))
 
     def exact_budget(self) -> int:
         """Nodes for the next attempt at solving the root: three times the heuristic

@@ -2,7 +2,8 @@
 // The page of `c4engine gui`. The server holds the game and the engine; this page
 // shows what the server says (state, info lines, errors) and sends requests.
 (() => {
-  const WIDTH = 7, HEIGHT = 6, CELLS = WIDTH * HEIGHT;
+  // The board's shape comes with every state from the server; 7x6 until the first.
+  let WIDTH = 7, HEIGHT = 6, CONNECT = 4;
   const SYMBOLS = ["", "✕", "◯"];
   const NAMES = ["", "first player (✕)", "second player (◯)"];
   const $ = (id) => document.getElementById(id);
@@ -20,8 +21,16 @@
   const cells = [];         // cells[row][col], row 0 at the top
 
   // ---------------------------------------------------------------- building
-  function build() {
+  // The grid of cells and the row of column scores, for a board of WIDTH x HEIGHT.
+  function buildBoard() {
     const board = $("board");
+    board.innerHTML = "";
+    cells.length = 0;
+    board.style.gridTemplateColumns = `repeat(${WIDTH}, 1fr)`;
+    board.style.aspectRatio = `${WIDTH} / ${HEIGHT}`;
+    board.style.setProperty("--columns", String(WIDTH));
+    board.setAttribute("aria-label", `board of ${WIDTH} columns and ${HEIGHT} rows, ${CONNECT} in a row wins: `
+      + `press 1-${Math.min(WIDTH, 9)} to play a column`);
     for (let row = 0; row < HEIGHT; row++) {
       cells.push([]);
       for (let col = 1; col <= WIDTH; col++) {
@@ -41,12 +50,19 @@
       }
     }
     const scores = $("scores");
+    scores.innerHTML = "";
+    scores.style.gridTemplateColumns = `repeat(${WIDTH}, 1fr)`;
     for (let col = 1; col <= WIDTH; col++) {
       const s = document.createElement("div");
       s.className = "score";
       s.dataset.col = col;
       scores.appendChild(s);
     }
+  }
+
+  function build() {
+    buildBoard();
+    $("board-apply").onclick = () => request({op: "board", board: chosenBoard()});
     $("undo").onclick = () => request({op: "undo"});
     $("redo").onclick = () => request({op: "redo"});
     $("new").onclick = () => request({op: "new"});
@@ -77,13 +93,26 @@
       const typing = ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)
         && document.activeElement.type !== "checkbox" && document.activeElement.type !== "range";
       if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (/^[1-7]$/.test(e.key)) request({op: "move", column: Number(e.key)});
+      if (/^[1-9]$/.test(e.key) && Number(e.key) <= WIDTH) request({op: "move", column: Number(e.key)});
       const step = {ArrowLeft: -1, ArrowRight: 1}[e.key];
       if (step && state) {
         e.preventDefault();
         goto({step});
       }
     });
+  }
+
+  // The board the chooser shows, as the server reads it: 8x7, or 9x6k5 for five in a row.
+  function chosenBoard() {
+    const connect = $("board-connect").value;
+    return `${$("board-width").value}x${$("board-height").value}` + (connect === "4" ? "" : `k${connect}`);
+  }
+
+  function showBoardChoice(shape) {
+    for (const [id, value] of [["board-width", shape.width], ["board-height", shape.height],
+                               ["board-connect", shape.connect]]) {
+      if (document.activeElement !== $(id)) $(id).value = String(value);
+    }
   }
 
   // Show the game after {ply} moves, or {step}: a move back (-1) or on (1), counted
@@ -112,8 +141,9 @@
     };
   }
 
-  // A reload opens a new session: the tab's last position and settings carry over.
-  // A link with ?pos=4453 (or ?fen=...) opens that position, over the tab's last one.
+  // A reload opens a new session: the tab's last board, position and settings carry over.
+  // A link with ?pos=4453 (or ?fen=...) opens that position, over the tab's last one,
+  // on the board its ?board=8x7 names (7x6 without one).
   function resume() {
     const saved = JSON.parse(sessionStorage.getItem("c4-game") || "null");
     const params = new URLSearchParams(location.search);
@@ -122,18 +152,21 @@
       request({op: "settings", mode: saved.mode, level: saved.level, movetime: saved.movetime,
                analysis: saved.analysis});
     }
+    const board = params.get("board") ?? (linked !== null ? "7x6" : saved && saved.board);
+    if (board && board !== "7x6") request({op: "board", board});
     const position = linked !== null ? linked : saved && saved.position;
     if (position) request({op: "set", text: position});
   }
 
   function showInAddress(s) {
-    const query = s.digits !== null ? `?pos=${s.digits}` : `?fen=${encodeURIComponent(s.fen)}`;
+    const board = s.shape.name === "7x6" ? "" : `board=${s.shape.name}&`;
+    const query = s.digits !== null ? `?${board}pos=${s.digits}` : `?${board}fen=${encodeURIComponent(s.fen)}`;
     if (location.search !== query) history.replaceState(null, "", query);
   }
 
   function remember(s) {
     sessionStorage.setItem("c4-game", JSON.stringify({
-      position: s.digits !== null ? s.digits : s.fen, mode: s.mode, level: s.level,
+      board: s.shape.name, position: s.digits !== null ? s.digits : s.fen, mode: s.mode, level: s.level,
       movetime: s.movetime, analysis: s.analysis}));
   }
 
@@ -153,6 +186,12 @@
         thinking = "";
         clearError();
       }
+      const shape = message.shape;
+      if (shape.width !== WIDTH || shape.height !== HEIGHT || shape.connect !== CONNECT) {
+        [WIDTH, HEIGHT, CONNECT] = [shape.width, shape.height, shape.connect];
+        buildBoard();
+      }
+      showBoardChoice(shape);
       const previous = state;
       state = message;
       if (!state.analysis || (previous && previous.version !== state.version)) bestLine = null;
@@ -176,7 +215,8 @@
 
   // ---------------------------------------------------------------- info lines
   function emptyCells() {
-    return state ? CELLS - state.board.flat().filter((v) => v !== 0).length : CELLS;
+    const cellCount = WIDTH * HEIGHT;
+    return state ? cellCount - state.board.flat().filter((v) => v !== 0).length : cellCount;
   }
 
   function scoreWords(score, depth) {
@@ -189,7 +229,7 @@
     return (score.value > 0 ? "+" : "") + score.value;
   }
 
-  // The server has read the line (score, depth, multipv, pv as columns 1-7).
+  // The server has read the line (score, depth, multipv, pv as columns 1-W).
   function info(message) {
     if (!state || message.version !== state.version) return;
     const words = scoreWords(message.score, message.depth);
@@ -284,7 +324,7 @@
     if (s.engine.status === "starting") return "The engine is starting…";
     if (s.engine_turn) return s.engine.status === "ready" ? "The engine is thinking…" : "The engine's turn: restart it to go on.";
     if (engineSide === null) return `${who(s.to_move)[0].toUpperCase()}${who(s.to_move).slice(1)} to move.`;
-    return `Your move (${who(s.to_move)}): click a column or press 1-7.`;
+    return `Your move (${who(s.to_move)}): click a column or press 1-${Math.min(WIDTH, 9)}.`;
   }
 
   function renderBanner(engine) {
@@ -318,10 +358,11 @@
       const col = Number(el.dataset.col);
       const a = here ? {text: here.columns[col] ? here.columns[col].words : "–", proven: true} : analysis[col];
       const shown = here || s.analysis;
-      el.textContent = !shown ? "" : !s.playable.includes(col) ? "–" : a ? a.text : "…";
+      const text = !shown ? "" : !s.playable.includes(col) ? "–" : a ? a.text : "…";
+      el.textContent = text === "unproven" ? "?" : text;  // a narrow column has no room for the word
       el.classList.toggle("proven", !!a && a.proven);
       el.classList.toggle("best", shown && best.includes(col));
-      el.title = a && a.depth !== undefined ? `depth ${a.depth}` : "";
+      el.title = text === "unproven" ? "unproven" : a && a.depth !== undefined ? `depth ${a.depth}` : "";
     }
     renderPositionScore(here);
   }

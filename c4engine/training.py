@@ -1,0 +1,346 @@
+"""Learning the evaluation's weights from exactly scored positions (a developer tool).
+
+The evaluation (:mod:`c4engine.kernel.evaluation`) is linear in its weights:
+``evaluate = features @ weights``.  Training fits those weights to positions
+whose game-theoretic result is known, by an ordinal logistic model of the
+result from the side to move's view (Texel tuning, with three outcomes):
+
+    P(win) = sigmoid(e - margin),  P(loss) = sigmoid(-e - margin),  P(draw) = the rest,
+
+with ``e = features @ w`` in units of one logit and ``margin >= 0`` learned too.
+The hand-written weights are judged by the same model with only their scale and
+margin fitted, so the log-loss and accuracy of old and new compare like with like.
+The learned weights are stored as integers in centipawns: ``CP_PER_LOGIT``
+centipawns make one logit, about the scale the hand-written weights have.
+
+Data (:func:`make_dataset`): on 7x6, a sample of the 12-stone distance book
+(exact scores), and on every board positions from playouts at other stone
+counts, solved by the engine's own solver (win/draw/loss).  A seeded random
+tenth of the positions is held out; :func:`train` never sees it.
+
+``tools/make_eval_data.py`` makes the data and ``tools/train_evaluation.py``
+fits the weights and writes ``c4engine/data/evaluation-<board>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .geometry import STANDARD, Geometry
+from .kernel.book import OpeningBook
+from .kernel.evaluation import (
+    COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_THREAT_TERMS, N_WEIGHTS,
+    SECOND_THREATS, THREAT_WEIGHTS,
+)
+from .kernel.specialise import kernel_for
+from .rules.bits import mirror
+from .rules.board import Board
+from .search.searcher import Searcher
+from .search.weights import weights_file_name
+
+HELD_OUT_FRACTION = 0.1
+CP_PER_LOGIT = 40
+_BOOK_STONES = 12
+
+
+@dataclass
+class Dataset:
+    """Positions with their result for the side to move (-1, 0, +1), and which are held out."""
+
+    geometry: Geometry
+    current: np.ndarray
+    mask: np.ndarray
+    stones: np.ndarray
+    result: np.ndarray
+    held_out: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.current.size)
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(path, board=self.geometry.name, current=self.current, mask=self.mask,
+                            stones=self.stones, result=self.result, held_out=self.held_out)
+
+    @classmethod
+    def load(cls, path: Path) -> Dataset:
+        with np.load(path) as data:
+            return cls(Geometry.parse(str(data["board"])), data["current"], data["mask"], data["stones"],
+                       data["result"], data["held_out"])
+
+
+# -- data ---------------------------------------------------------------------
+
+
+def decode_book_key(key: int) -> tuple[int, int]:
+    """``(current, mask)`` of a 12-stone book key (the prefix code of
+    :mod:`c4engine.kernel.book`: per column bottom up ``10`` first player, ``11``
+    second, ``0`` closes the column; the first player is to move)."""
+    bits = 2 * _BOOK_STONES + 8
+    pos = bits - 1
+    current = mask = 0
+    for col in range(STANDARD.width):
+        row = 0
+        while (key >> pos) & 1:
+            cell = 1 << (col * STANDARD.h1 + row)
+            mask |= cell
+            if not (key >> (pos - 1)) & 1:
+                current |= cell
+            pos -= 2
+            row += 1
+        pos -= 1
+    return current, mask
+
+
+def book_sample(count: int, rng: np.random.Generator) -> tuple[list[Board], list[int]]:
+    """``count`` random positions of the 12-stone distance book and their results."""
+    import bitbully_databases  # type: ignore[import-untyped]
+
+    book = OpeningBook.load()
+    path = bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist")
+    records = np.fromfile(path, dtype=np.dtype([("key", ">i4"), ("value", "u1")]))
+    picks = rng.choice(records.size, size=min(count, records.size), replace=False)
+    boards, results = [], []
+    for key in records["key"][np.sort(picks)].astype(np.int64) & 0xFFFFFFFF:
+        current, mask = decode_book_key(int(key))
+        score = book.probe(current, mask)
+        if score is None:
+            raise ValueError(f"book key {key:#x} decodes to a position the book does not answer")
+        boards.append(Board(current, mask))
+        results.append(int(np.sign(score)))
+    return boards, results
+
+
+def playout(geometry: Geometry, stones: int, rng: np.random.Generator) -> Board | None:
+    """A position after ``stones`` stones of a game where each side takes a win on the
+    spot, blocks a threat it must block, and otherwise plays at random, avoiding a
+    move that lets the opponent win at once when it can; None if the game ends
+    first or the side to move can win at once (the search sees that by itself)."""
+    board = Board(0, 0, geometry=geometry)
+    while board.stones < stones:
+        moves = board.legal_moves()
+        wins = [col for col in moves if board.is_winning_move(col)]
+        if wins:
+            return None
+        opponent_wins = [col for col in moves if board.play(col).is_winning_move(col)]
+        if opponent_wins:
+            moves = opponent_wins[:1]
+        safe = [col for col in moves if not board.play(col).can_win_now()]
+        board = board.play(int(rng.choice(safe or moves)))
+        if board.is_over():
+            return None
+    return None if board.can_win_now() else board
+
+
+def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
+                     node_limit: int) -> Iterator[tuple[Board, int]]:
+    """Up to ``count`` playout positions with ``stones`` (both ends) stones and their
+    result, by the engine's solver; a position it cannot prove within ``node_limit``
+    nodes is skipped (a node count, not a time, so that the data do not depend on
+    the machine's load), so hard positions are under-represented."""
+    book = OpeningBook.load() if geometry.is_standard else None  # proves 7x6 positions of under 12 stones fast
+    searcher = Searcher(64, book=book, geometry=geometry)
+    found = seen = 0
+    while found < count and seen < 20 * count:
+        seen += 1
+        board = playout(geometry, int(rng.integers(stones[0], stones[1] + 1)), rng)
+        if board is None:
+            continue
+        race = searcher.race(lambda thread: thread.solve(board, True), node_limit)
+        searcher.clear()
+        if not race.finished:
+            continue
+        found += 1
+        yield board, int(np.sign(race.value))
+
+
+def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
+                 node_limit: int) -> Dataset:
+    """``book`` book positions (7x6 only) and ``solved`` solved playout positions,
+    a seeded tenth of them held out.  Duplicates (a position or its mirror image)
+    are kept once, so no position is both trained on and held out."""
+    rng = np.random.default_rng(seed)
+    boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
+    for board, result in solved_positions(geometry, solved, stones, rng, node_limit):
+        boards.append(board)
+        results.append(result)
+    unique: dict[int, int] = {}
+    for index, board in enumerate(boards):
+        unique.setdefault(min(board.key, board_mirror_key(board)), index)
+    rows = sorted(unique.values())
+    current = np.array([boards[i].current for i in rows], dtype=np.int64)
+    mask = np.array([boards[i].mask for i in rows], dtype=np.int64)
+    stone_counts = np.array([boards[i].stones for i in rows], dtype=np.int8)
+    held_out = rng.random(len(rows)) < HELD_OUT_FRACTION
+    return Dataset(geometry, current, mask, stone_counts, np.array([results[i] for i in rows], dtype=np.int8),
+                   held_out)
+
+
+def board_mirror_key(board: Board) -> int:
+    """The key of the position's mirror image."""
+    width, height = board.geometry.width, board.geometry.height
+    return mirror(board.current, width, height) + mirror(board.mask, width, height)
+
+
+# -- fitting ------------------------------------------------------------------
+
+
+def feature_matrix(data: Dataset) -> np.ndarray:
+    """One row of the evaluation's counts per position (``evaluate = row @ weights``)."""
+    features = kernel_for(data.geometry).evaluation.features
+    out = np.zeros((len(data), N_WEIGHTS), dtype=np.int64)
+    for i in range(len(data)):
+        features(int(data.current[i]), int(data.mask[i]), int(data.stones[i]), out[i])
+    return out.astype(np.float64)
+
+
+def tied_threats() -> np.ndarray:
+    """The hand-written model's shape as a map from its free parameters to the weight
+    vector: the same four threat weights for both players, no first player bonus,
+    stones weighted by steps from the edge (one parameter): Texel tuning of the
+    existing terms."""
+    basis = np.zeros((N_WEIGHTS, N_THREAT_TERMS + 1))
+    for term in range(N_THREAT_TERMS):
+        basis[FIRST_THREATS + term, term] = basis[SECOND_THREATS + term, term] = 1.0
+    basis[COLUMN_STONES:COLUMN_STONES + MAX_EDGE_STEPS, N_THREAT_TERMS] = np.arange(MAX_EDGE_STEPS)
+    return basis
+
+
+def full_model() -> np.ndarray:
+    """Every weight free."""
+    return np.eye(N_WEIGHTS)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Weights in logits per count and the draw margin of the ordinal model."""
+
+    weights: np.ndarray
+    margin: float
+
+
+def probabilities(evaluation: np.ndarray, margin: float) -> np.ndarray:
+    """P(loss), P(draw), P(win) per row of an evaluation in logits."""
+    win = _sigmoid(evaluation - margin)
+    loss = _sigmoid(-evaluation - margin)
+    return np.stack([loss, np.clip(1.0 - win - loss, 1e-12, 1.0), win], axis=1)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def log_loss(evaluation: np.ndarray, margin: float, result: np.ndarray) -> float:
+    p = probabilities(evaluation, margin)[np.arange(result.size), result + 1]
+    return float(-np.mean(np.log(np.maximum(p, 1e-12))))
+
+
+def accuracy(evaluation: np.ndarray, margin: float, result: np.ndarray) -> float:
+    """How often the likeliest outcome is the true one."""
+    return float(np.mean(np.argmax(probabilities(evaluation, margin), axis=1) == result + 1))
+
+
+def fit(features: np.ndarray, result: np.ndarray, basis: np.ndarray, steps: int = 1000,
+        l2: float = 1e-4) -> Fit:
+    """Weights ``basis @ v`` and margin minimising the log-loss plus ``l2`` times the
+    squared weights in logits (which keeps a rare term, a stacked pair, from growing
+    without bound); full-batch Adam on standardised parameters."""
+    x = features @ basis
+    scale = np.maximum(np.abs(x).mean(axis=0), 1e-9)
+    xs = x / scale
+    params = np.zeros(xs.shape[1] + 1)  # v (standardised), log(margin)
+    params[-1] = np.log(0.5)
+    moment, square = np.zeros_like(params), np.zeros_like(params)
+    rate, beta1, beta2 = 0.05, 0.9, 0.999
+    win, loss = (result == 1).astype(np.float64), (result == -1).astype(np.float64)
+    for step in range(1, steps + 1):
+        v, margin = params[:-1], float(np.exp(params[-1]))
+        e = xs @ v
+        p = probabilities(e, margin)
+        s_win, s_loss = _sigmoid(e - margin), _sigmoid(-e - margin)
+        d_win, d_loss = s_win * (1 - s_win), s_loss * (1 - s_loss)
+        draw = 1.0 - win - loss
+        # d(-log P)/de and d(-log P)/dmargin for each outcome
+        g_e = -win * (1 - s_win) + loss * (1 - s_loss) - draw * (-d_win + d_loss) / p[:, 1]
+        g_m = win * (1 - s_win) + loss * (1 - s_loss) - draw * (d_win + d_loss) / p[:, 1]
+        grad = np.append(xs.T @ g_e / result.size + 2 * l2 * v / scale ** 2, np.mean(g_m) * margin)
+        moment = beta1 * moment + (1 - beta1) * grad
+        square = beta2 * square + (1 - beta2) * grad * grad
+        params -= rate * (moment / (1 - beta1 ** step)) / (np.sqrt(square / (1 - beta2 ** step)) + 1e-12)
+    return Fit(basis @ (params[:-1] / scale), float(np.exp(params[-1])))
+
+
+def fit_scale(evaluation: np.ndarray, result: np.ndarray) -> Fit:
+    """The logits per centipawn and margin that best fit fixed evaluations (a one-term
+    model), for judging weights that were not fitted (the hand-written ones)."""
+    return fit(evaluation[:, None], result, np.eye(1), steps=300)
+
+
+def integer_weights(found: Fit) -> np.ndarray:
+    """Learned weights in centipawns, as the kernel takes them."""
+    return np.round(found.weights * CP_PER_LOGIT).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Score:
+    """How well one evaluation predicts the held-out results."""
+
+    name: str
+    accuracy: float
+    log_loss: float
+
+
+def judge(name: str, weights: np.ndarray, train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
+          test_y: np.ndarray) -> Score:
+    """Held-out accuracy and log-loss of integer ``weights``, with the logits per
+    centipawn and the margin fitted on the training positions only."""
+    calibration = fit_scale(train_x @ weights, train_y)
+    e = (test_x @ weights) * calibration.weights[0]
+    return Score(name, accuracy(e, calibration.margin, test_y), log_loss(e, calibration.margin, test_y))
+
+
+@dataclass(frozen=True)
+class Training:
+    weights: np.ndarray
+    scores: list[Score]
+    trained_on: int
+    held_out: int
+
+
+def train(data: Dataset, steps: int = 1000) -> Training:
+    """Fit the full model on the training positions; score the hand-written weights,
+    the tuned hand-written terms and the learned weights on the held-out ones."""
+    x, y = feature_matrix(data), data.result.astype(np.int64)
+    train_rows, test_rows = ~data.held_out, data.held_out
+    tx, ty, hx, hy = x[train_rows], y[train_rows], x[test_rows], y[test_rows]
+    tuned = integer_weights(fit(tx, ty, tied_threats(), steps))
+    learned = integer_weights(fit(tx, ty, full_model(), steps))
+    scores = [judge(name, weights, tx, ty, hx, hy) for name, weights in
+              (("threats (hand-written)", THREAT_WEIGHTS), ("threats, tuned", tuned), ("learned", learned))]
+    return Training(learned, scores, int(train_rows.sum()), int(test_rows.sum()))
+
+
+# -- weight files -------------------------------------------------------------
+
+
+def write_weights(path: Path, geometry: Geometry, training: Training, made_by: str) -> None:
+    document = {
+        "board": geometry.name,
+        "weights": [int(w) for w in training.weights],
+        "cp_per_logit": CP_PER_LOGIT,
+        "made_by": made_by,
+        "trained_on": training.trained_on,
+        "held_out": {s.name: {"positions": training.held_out, "accuracy": round(s.accuracy, 4),
+                              "log_loss": round(s.log_loss, 4)} for s in training.scores},
+    }
+    path.write_text(json.dumps(document, indent=1) + "\n")
+
+
+def packaged_weights_path(geometry: Geometry) -> Path:
+    """Where the package keeps ``geometry``'s learned weights (the source tree's file)."""
+    return Path(__file__).resolve().parent / "data" / weights_file_name(geometry)
+

@@ -1,0 +1,95 @@
+"""The learned evaluation: its features, its training data, the fit, the shipped weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from c4engine.geometry import STANDARD, Geometry
+from c4engine.kernel.evaluation import CENTRE_ONLY, N_WEIGHTS, THREAT_WEIGHTS
+from c4engine.kernel.specialise import kernel_for
+from c4engine.rules.board import Board
+from c4engine.protocol.options import find_spec
+from c4engine.search.weights import NAMES, learned_weights, weights_named
+from c4engine.training import Dataset, book_sample, feature_matrix, make_dataset, playout, train
+
+
+def random_positions(geometry: Geometry, count: int, seed: int) -> list[Board]:
+    rng = np.random.default_rng(seed)
+    boards = []
+    while len(boards) < count:
+        board = playout(geometry, int(rng.integers(0, geometry.cells // 2)), rng)
+        if board is not None:
+            boards.append(board)
+    return boards
+
+
+def test_the_evaluation_is_the_features_times_the_weights() -> None:
+    """``features`` is what training fits: ``evaluate`` must equal it times any weights."""
+    evaluation = kernel_for(STANDARD).evaluation
+    rng = np.random.default_rng(3)
+    out = np.zeros(N_WEIGHTS, dtype=np.int64)
+    for board in random_positions(STANDARD, 200, 1):
+        weights = rng.integers(-50, 50, N_WEIGHTS)
+        evaluation.features(board.current, board.mask, board.stones, out)
+        assert evaluation.evaluate(board.current, board.mask, board.stones, weights) == out @ weights
+
+
+def test_the_hand_written_weights_evaluate_as_before() -> None:
+    """The weight layout changed, not the hand-written evaluation: 4453 is 0 (each
+    side 5 centre points), and a lone good-parity threat of X is worth 24 more."""
+    evaluation = kernel_for(STANDARD).evaluation
+    board = Board(0, 0).play_all([3, 3, 4, 2])
+    assert evaluation.evaluate(board.current, board.mask, board.stones, THREAT_WEIGHTS) == 0
+    assert evaluation.evaluate(board.current, board.mask, board.stones, CENTRE_ONLY) == 0
+    threat = Board(0, 0).play_all([0, 6, 1, 6, 2])  # X threatens a1 (row 1: good for X); O to move
+    value = evaluation.evaluate(threat.current, threat.mask, threat.stones, THREAT_WEIGHTS)
+    centre = evaluation.evaluate(threat.current, threat.mask, threat.stones, CENTRE_ONLY)
+    assert value - centre == -24
+
+
+def test_book_positions_decode_to_what_the_book_answers() -> None:
+    """Every sampled key decodes to a 12-stone position, first player to move, that
+    the book's own probe answers (book_sample raises otherwise)."""
+    boards, results = book_sample(300, np.random.default_rng(5))
+    assert len(boards) == 300 and {b.stones for b in boards} == {12}
+    assert set(results) <= {-1, 0, 1} and len(set(results)) >= 2
+
+
+@pytest.fixture(scope="module")
+def small_data() -> Dataset:
+    return make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, node_limit=200_000)
+
+
+def test_the_data_is_seeded_and_the_held_out_part_is_apart(small_data: Dataset) -> None:
+    again = make_dataset(STANDARD, book=3000, solved=40, stones=(20, 36), seed=7, node_limit=200_000)
+    assert np.array_equal(again.current, small_data.current) and np.array_equal(again.held_out, small_data.held_out)
+    keys = small_data.current + small_data.mask
+    assert len(set(keys[small_data.held_out]) & set(keys[~small_data.held_out])) == 0
+    assert 0.05 < small_data.held_out.mean() < 0.15
+    assert (small_data.stones > 12).sum() >= 30  # solved positions at other stone counts
+
+
+def test_training_beats_the_hand_written_weights_on_held_out_positions(small_data: Dataset) -> None:
+    training = train(small_data, steps=400)
+    scores = {score.name: score for score in training.scores}
+    old, new = scores["threats (hand-written)"], scores["learned"]
+    assert new.log_loss < old.log_loss
+    assert training.held_out == int(small_data.held_out.sum())
+    assert feature_matrix(small_data).shape == (len(small_data), N_WEIGHTS)
+
+
+def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:
+    learned = learned_weights(STANDARD)
+    assert learned is not None and learned.shape == (N_WEIGHTS,) and not np.array_equal(learned, THREAT_WEIGHTS)
+    weights, stand_in = weights_named("learned", Geometry(9, 6, 5))
+    assert stand_in and weights is THREAT_WEIGHTS
+    assert weights_named("centre", STANDARD) == (CENTRE_ONLY, False)
+
+
+def test_the_option_offers_every_named_evaluation() -> None:
+    """The option table names them itself (it must load without numpy): the same names.
+    The hand-written threats stay the default: the learned weights predict results
+    better but have not played better (README, "The learned evaluation")."""
+    spec = find_spec("Evaluation")
+    assert spec.choices == NAMES and spec.default == "threats"
