@@ -1,11 +1,12 @@
 """``c4engine review`` and ``c4engine.review()``: exact verdicts on every move of a game.
 
-An engine process scores every column of each position of the game (a
-``MultiPV`` search over all columns, capped at ``movetime`` per position): with
-c4engine that is the opening book, then the exact solver, so the scores are
-exact unless the cap hits first.  :mod:`c4engine.verdicts` turns the scores
-into marks, so the web board, which drives its own engine the same way, gives
-the same verdicts.
+An engine process searches the positions of the game that
+:class:`~c4engine.verdicts.GameJudge` asks for (each position's value, and
+every column of a position whose move was not kept), capped at ``movetime``
+per search: with c4engine that is the opening book, then the exact solver, so
+the scores are exact unless the cap hits first.  :mod:`c4engine.verdicts`
+turns the scores into marks, so the web board, which drives its own engine the
+same way, gives the same verdicts.
 
 Input is PGN (from ``c4engine match``, cutechess or the board page) or one
 game per line as digits.  A game that cannot be read (an illegal move, a
@@ -39,11 +40,11 @@ from .rules.board import Board, RulesError
 from .rules.notation import format_move, is_digit_string, parse_digits, parse_fen
 from .rules.variants import VariantError, VariantSet, built_in
 from .verdicts import (
+    GameJudge,
     GameReview,
     MoveVerdict,
     PlayerSummary,
-    column_values,
-    judge,
+    Search,
     review_dict,
     score_text,
     summary_dict,
@@ -244,15 +245,16 @@ def _position_game(position: Position) -> GameInput:
 # -- the engine ---------------------------------------------------------------
 
 class Reviewer:
-    """An engine process that scores every column of each position it is given
-    (``MultiPV`` over all columns), ``movetime_ms`` at most per position (None:
-    until every column is proven)."""
+    """An engine process that searches what :class:`~c4engine.verdicts.GameJudge`
+    asks for, ``movetime_ms`` at most per search (None: until proven), keeping its
+    table from one search to the next."""
 
     def __init__(self, command: str | Sequence[str] | None = None,
                  movetime_ms: int | None = DEFAULT_MOVETIME_MS) -> None:
         self.client = EngineClient(command or own_engine_argv(), name="reviewer")
         self.movetime_ms = movetime_ms
         self.started = False
+        self.multipv = 1
         self.geometry = STANDARD
 
     def __enter__(self) -> Reviewer:
@@ -271,35 +273,42 @@ class Reviewer:
         EngineError if it cannot be used or cannot play that board."""
         self.close()
         self.client.start()
-        self.client.setup([("MultiPV", str(geometry.width))], variant=built_in(geometry))
-        self.started = True
-        self.geometry = geometry
+        self.client.setup([("MultiPV", "1")], variant=built_in(geometry))
+        self.started, self.multipv, self.geometry = True, 1, geometry
 
     def review(self, item: GameInput, on_move: Callable[[MoveVerdict], None] | None = None) -> GameReview:
         """Every move of ``item`` judged; ``on_move`` sees each verdict as it comes."""
         if not (self.started and self.client.alive and self.geometry == item.geometry):
             self.start(item.geometry)
         game = item.game
-        board = game.start_position()
-        verdicts = []
-        for ply, move in enumerate(game.moves, start=1):
-            values = column_values(self._lines(game, ply - 1), board, item.geometry)
-            verdict = judge(board, move.col, values, ply, opening=is_opening(move))
-            verdicts.append(verdict)
-            if on_move:
-                on_move(verdict)
-            board = board.play(move.col)
-        return GameReview(tuple(verdicts), game.white, game.black, game.result, game.start_fen,
+        judge = judge_of(item)
+        while (search := judge.next_search()) is not None:
+            for verdict in judge.take(self._lines(item, search)):
+                if on_move:
+                    on_move(verdict)
+        return GameReview(tuple(judge.verdicts), game.white, game.black, game.result, game.start_fen,
                           item.geometry)
 
-    def _lines(self, game: PgnGame, played: int) -> Sequence[Any]:
-        self.client.position([m.col + 1 for m in game.moves[:played]], game.start_fen)
-        if self.movetime_ms is None:  # until every column is proven
+    def _lines(self, item: GameInput, search: Search) -> Sequence[Any]:
+        multipv = search.lines(item.geometry)
+        if multipv != self.multipv:
+            self.client.set_option("MultiPV", str(multipv))
+            self.multipv = multipv
+        game = item.game
+        self.client.position([m.col + 1 for m in game.moves[:search.played]], game.start_fen)
+        if self.movetime_ms is None:  # until proven
             result = self.client.go(GoParams(), timeout=None)
         else:
             result = self.client.go(GoParams(movetime=self.movetime_ms),
                                     timeout=self.movetime_ms / 1000 + SEARCH_GRACE)
         return result.lines
+
+
+def judge_of(item: GameInput) -> GameJudge:
+    """The judge of ``item``'s moves, from its start."""
+    moves = item.game.moves
+    return GameJudge(item.game.start_position(), [m.col for m in moves],
+                     [is_opening(m) for m in moves], item.geometry)
 
 
 def is_opening(move: PgnMove) -> bool:
@@ -356,10 +365,10 @@ def progress_line(number: int, total: int, review: GameReview, seconds: float) -
 @click.argument("file", type=click.File("rb"), default="-")
 @click.option("--movetime", "movetime_ms", type=click.IntRange(1, 3_600_000),
               default=DEFAULT_MOVETIME_MS, show_default=True, metavar="MS",
-              help="Time cap per position: where it hits, a score is a bound, never shown as exact.")
+              help="Time cap per search: where it hits, a score is a bound, never shown as exact.")
 @click.option("--engine", metavar="CMD", default=None,
-              help="Engine command line (shell quoting) that scores every column with MultiPV "
-                   "and mate scores; default: c4engine itself.")
+              help="Engine command line (shell quoting) that gives mate scores and MultiPV "
+                   "lines for every column; default: c4engine itself.")
 @click.option("--json", "as_json", is_flag=True, help="Write the verdicts as JSON instead of PGN.")
 def review_command(file: IO[bytes], movetime_ms: int, engine: str | None, as_json: bool) -> None:
     """Judge every move of games with exact scores: kept, slower (?!), mistake (?) or

@@ -1,17 +1,18 @@
-"""Exact verdicts on the moves of a game: where per-column scores become marks.
+"""Exact verdicts on the moves of a game: where engine scores become marks.
 
 The one module that judges moves, for ``c4engine review``, ``c4engine.review()``
-and the web board alike.  It is pure: it reads what an engine said about every
-column of a position (``info`` lines of a ``MultiPV`` search over all columns,
-as :mod:`c4engine.engine` parses them) and knows no search, so the web board,
-which talks the protocol only, uses it as the command line does.
+and the web board alike.  It is pure: it reads what an engine said about a
+position (``info`` lines, as :mod:`c4engine.engine` parses them) and knows no
+search, so the web board, which talks the protocol only, uses it as the command
+line does.  :class:`GameJudge` says which searches a game needs: each position's
+value from a single-line search, and every column's (a ``MultiPV`` search over
+all columns) only where the move played was not proven as good as the best.
 
 Values are Pons scores from the mover's side (docs/design.md, "Scores") for
 the board's :class:`~c4engine.geometry.Geometry`.  An engine whose time ran
 out may give only a bound (``mate N lowerbound``) or a heuristic ``cp``; such a
-column's value is the range of scores it may still have, never a guess shown as
-exact, and a move's mark is given only where every score in those ranges
-agrees on it.
+value is the range of scores it may still have, never a guess shown as exact,
+and a move's mark is given only where every score in those ranges agrees on it.
 
 A move is judged against the position's best column:
 
@@ -118,6 +119,19 @@ def column_values(lines: Iterable[InfoDict], board: Board,
     return values
 
 
+def position_value(lines: Iterable[InfoDict], board: Board, geometry: Geometry = STANDARD) -> Value:
+    """The value of ``board`` for its mover from a search's ``info`` lines about its
+    best move (``multipv 1``).  An exact score is the solved position's; a lower
+    bound holds for the position, which is worth at least any of its moves; an
+    upper bound is not taken: a search cut short reports the best move it finished,
+    whose bound says nothing of the moves it did not reach."""
+    value = move_range(board.stones, geometry)
+    for info in lines:
+        if info.get("multipv", 1) == 1 and not info.get("upperbound"):
+            value = value.meet(value_of_line(info, board.stones, geometry))
+    return value
+
+
 def best_value(values: Mapping[int, Value]) -> Value:
     """The position's value: that of its best column (the best of each bound)."""
     return Value(max(v.low for v in values.values()), max(v.high for v in values.values()))
@@ -154,8 +168,10 @@ class MoveVerdict:
     (second), ``column`` 1-W.  ``before`` is the position's value and
     ``after`` the move's, both Pons scores from the mover's side with
     ``stones`` on the board before the move.  ``mark`` is one of
-    :data:`MARKS`, or None when the time cap left it unproven; ``best`` the
-    columns proven best; ``columns`` every legal column's value (1-W keys).
+    :data:`MARKS`, or None when the time cap left it unproven.  ``columns``
+    holds the value of every legal column (1-W keys) where every column was
+    searched (a move not proven kept), else the move's alone; ``best`` the
+    columns proven best among them (for a kept move, the move itself).
     ``opening`` is set for a move the referee's opening imposed (``{book}``
     in its PGN): judged, but not counted in the players' summaries."""
 
@@ -176,18 +192,113 @@ class MoveVerdict:
         return NAGS.get(self.mark or "", "")
 
 
-def judge(board: Board, col: int, values: Mapping[int, Value], ply: int,
-          opening: bool = False) -> MoveVerdict:
-    """The verdict on playing ``col`` (0-based) in ``board``, given every legal
-    column's value there (:func:`column_values`)."""
-    before, after = best_value(values), values[col]
+def judge(board: Board, col: int, before: Value, after: Value, ply: int,
+          every_column: Mapping[int, Value] | None = None, opening: bool = False) -> MoveVerdict:
+    """The verdict on playing ``col`` (0-based) in ``board``, the position's value
+    being ``before`` and the move's ``after``; ``every_column``, each legal column's
+    value (:func:`column_values`) where the position was searched so, narrows both
+    and names the best columns."""
+    if every_column:
+        before, after = before.meet(best_value(every_column)), after.meet(every_column[col])
+        columns = {**every_column, col: after}
+        best = best_columns(columns)
+    else:
+        columns = {col: after}
+        best = (col,) if after.low >= before.high else ()
     marks = possible_marks(before, after)
-    first_mover = board.side_to_move == 0
     return MoveVerdict(
-        ply=ply, player=1 if first_mover else 2, column=col + 1, stones=board.stones,
+        ply=ply, player=1 if board.side_to_move == 0 else 2, column=col + 1, stones=board.stones,
         before=before, after=after, mark=marks.pop() if len(marks) == 1 else None,
-        best=tuple(c + 1 for c in best_columns(values)),
-        columns={c + 1: v for c, v in sorted(values.items())}, opening=opening)
+        best=tuple(c + 1 for c in best),
+        columns={c + 1: v for c, v in sorted(columns.items())}, opening=opening)
+
+
+@dataclass(frozen=True)
+class Search:
+    """A search a review needs: the position after the game's first ``played``
+    moves, for its value (``MultiPV 1``) or for every column's (``every_column``)."""
+
+    played: int
+    every_column: bool
+
+    def lines(self, geometry: Geometry = STANDARD) -> int:
+        """The ``MultiPV`` it takes."""
+        return geometry.width if self.every_column else 1
+
+
+class GameJudge:
+    """Judges a game's moves in order, from as few engine searches as it can.
+
+    Each position is searched once for its value alone (a single-line search,
+    far cheaper than scoring every column, and each reusing the table the
+    previous ones filled).  A move's value is then the next position's, negated
+    (or the rules' verdict on a move that ends the game); where that proves the
+    move as good as the best, it is judged ``kept`` from those two values, and
+    only otherwise is every column of the position scored, for the best columns
+    and the mark.  The caller runs :meth:`next_search` with an engine and hands
+    its ``info`` lines to :meth:`take`."""
+
+    def __init__(self, start: Board, moves: Sequence[int], openings: Sequence[bool],
+                 geometry: Geometry = STANDARD) -> None:
+        self.moves, self.openings, self.geometry = list(moves), list(openings), geometry
+        self.boards = [start]
+        for col in self.moves:
+            self.boards.append(self.boards[-1].play(col))
+        self.values: dict[int, Value] = {}  # by the number of moves played
+        self.verdicts: list[MoveVerdict] = []
+        if self.moves and self.boards[-1].is_over():
+            last = len(self.moves) - 1
+            won = self.boards[-1].last_mover_won()
+            lost = -win_now(self.boards[last].stones, geometry.cells) if won else 0
+            self.values[len(self.moves)] = Value(lost, lost)
+
+    @property
+    def done(self) -> bool:
+        return len(self.verdicts) == len(self.moves)
+
+    def next_search(self) -> Search | None:
+        """The search the next verdict waits for; None when every move is judged."""
+        ply = len(self.verdicts)
+        if self.done:
+            return None
+        unknown = [played for played in (ply, ply + 1) if played not in self.values]
+        return Search(unknown[0], False) if unknown else Search(ply, True)
+
+    def take(self, lines: Iterable[InfoDict]) -> list[MoveVerdict]:
+        """The ``info`` lines of the search :meth:`next_search` asked for; the verdicts
+        they complete (none, one, or more where moves are proven kept)."""
+        search = self.next_search()
+        if search is None:
+            raise ValueError("every move of the game is judged already")
+        judged = len(self.verdicts)
+        board = self.boards[search.played]
+        if search.every_column:
+            self._judge(column_values(lines, board, self.geometry))
+        else:
+            self.values[search.played] = position_value(lines, board, self.geometry)
+        while self._proven_kept():
+            self._judge(None)
+        return self.verdicts[judged:]
+
+    def _before_after(self) -> tuple[Value, Value] | None:
+        """The next move's position value and its own, once both are searched."""
+        ply = len(self.verdicts)
+        if ply in self.values and ply + 1 in self.values:
+            return self.values[ply], self.values[ply + 1].negated()
+        return None
+
+    def _proven_kept(self) -> bool:
+        before_after = None if self.done else self._before_after()
+        return before_after is not None and before_after[1].low >= before_after[0].high
+
+    def _judge(self, every_column: Mapping[int, Value] | None) -> MoveVerdict:
+        ply = len(self.verdicts)
+        before_after = self._before_after()
+        assert before_after is not None, "a move is judged once both values are searched"
+        verdict = judge(self.boards[ply], self.moves[ply], *before_after, ply + 1, every_column,
+                        opening=self.openings[ply])
+        self.verdicts.append(verdict)
+        return verdict
 
 
 @dataclass(frozen=True)

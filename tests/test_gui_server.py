@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+import c4engine
+
 pytest.importorskip("aiohttp", reason="the web board needs aiohttp: pip install 'c4engine[gui]'")
 from aiohttp import ClientWebSocketResponse, WSServerHandshakeError  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
@@ -310,6 +312,46 @@ async def test_hint_and_analysis_of_every_column(opener: Opener) -> None:
         columns.add(message["pv"][0])
     assert columns == {1, 2, 3, 5, 6, 7}
     assert page.state["hint"] == hinted["hint"]  # a hint stays while the position does
+
+
+@with_pages
+async def test_a_review_over_the_websocket_gives_the_command_lines_verdicts(opener: Opener) -> None:
+    """The page's review of a short game comes move by move, then done, with the
+    verdicts and the annotated PGN ``c4engine review`` gives for the same game."""
+    page = await opener()
+    await page.ready()
+    await page.send(op="review", pgn="1. P@a1 P@d1 2. P@d2 *")
+    message = await page.until(lambda m: m["type"] == "review" and m["review"]["done"])
+    review = message["review"]
+    assert review["total"] == 3 and review["scale"] == 21
+    assert [m["mark"] for m in review["moves"]] == ["blunder", "kept", "kept"]
+    expected = c4engine.review("1. P@a1 P@d1 2. P@d2 *")
+    assert [(m["before"]["low"], m["after"]["low"], m["best"]) for m in review["moves"]] == \
+        [(v.before.low, v.after.low, list(v.best)) for v in expected.moves]
+    assert "P@a1??" in review["pgn"]
+
+
+@with_pages
+async def test_steps_sent_faster_than_the_answers_are_all_taken(opener: Opener) -> None:
+    """Arrow keys send steps, which the server counts in order: two sent before the
+    first answer move two plies on; a step past either end stays there."""
+    page = await opener()
+    await page.ready()
+    await page.send(op="review", played=False, pgn="1. P@d1 P@d2 2. P@e1 P@c1 *")
+    await page.state_where(lambda s: s["plies"] == 4 and s["moves"] == [])
+    await page.send(op="goto", step=1)
+    await page.send(op="goto", step=1)
+    assert (await page.state_where(lambda s: len(s["moves"]) == 2))["moves"] == [4, 4]
+    for _ in range(3):
+        await page.send(op="goto", step=1)
+    await page.state_where(lambda s: len(s["moves"]) == 4)
+    await page.send(op="goto", step=-1)
+    await page.send(op="goto", ply=0)
+    await page.send(op="goto", step=-1)
+    await page.send(op="goto", step=1)
+    assert (await page.state_where(lambda s: s["moves"] == [4]))["can_redo"]
+    await page.send(op="goto", step=2)
+    assert "step must be a whole number from -1 to 1" in await page.error()
 
 
 # ------------------------------------------------------------------ broken engines

@@ -57,10 +57,15 @@ def test_every_verdict_agrees_with_bitbully_on_match_games(match_review: dict) -
         for ply, move in enumerate(reviewed["moves"]):
             oracle = exact_scores([m.col for m in game.moves[:ply]])
             shown = {int(col): (v["low"], v["high"]) for col, v in move["columns"].items()}
-            assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
-            best = max(oracle.values())
-            assert move["mark"] == mark(best, oracle[move["column"]])
-            assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
+            best, played = max(oracle.values()), oracle[move["column"]]
+            assert (move["before"]["low"], move["before"]["high"]) == (best, best), (game.white, ply)
+            assert (move["after"]["low"], move["after"]["high"]) == (played, played), (game.white, ply)
+            assert move["mark"] == mark(best, played)
+            if move["mark"] == "kept":  # proven from two values: every column was not searched
+                assert shown == {move["column"]: (best, best)} and move["best"] == [move["column"]]
+            else:
+                assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
+                assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
             marks.add(move["mark"])
     assert {"kept", "slower", "blunder"} <= marks
 
@@ -105,7 +110,7 @@ def test_bad_games_are_named_and_the_others_reviewed() -> None:
     assert errors == [
         "error: game 2 (line 6): game 'illegal' vs '?': move 2 'P@d3': move 'P@d3': a stone dropped in file d lands on rank 2",
         "error: game 3 (line 10): result 0-1, but the board after move 7 says 1-0",
-        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour)",
+        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour, cfour-WxH and cfour-WxHkK)",
         "error: game 5 (line 19): line 19: not UTF-8 text (byte 0xff at column 15)",
         "error: game 7 (line 28): no result (1-0, 0-1, 1/2-1/2 or *) at its end: the game is cut off",
     ]

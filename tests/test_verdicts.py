@@ -1,14 +1,22 @@
-"""The verdict logic (issue 22): per-column scores to values, marks and summaries."""
+"""The verdict logic (issue 22): engine scores to values, marks and summaries, and
+the searches a game's review takes (against tests/minimax_oracle.py on a tiny board)."""
 
 from __future__ import annotations
 
+import random
+from functools import cache
+
+import minimax_oracle
 import pytest
 
 from c4engine.engine import Score
 from c4engine.geometry import STANDARD, Geometry
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.verdicts import (
+    GameJudge,
     PlayerSummary,
+    Search,
     Value,
     best_columns,
     best_value,
@@ -18,6 +26,7 @@ from c4engine.verdicts import (
     mate_of_pons,
     move_range,
     pons_of_mate,
+    position_value,
     possible_marks,
     score_text,
     score_words,
@@ -96,29 +105,150 @@ def test_a_bound_gives_a_mark_only_where_every_score_agrees() -> None:
     assert possible_marks(Value(0, 0), Value(-9, 0)) == {"kept", "mistake"}
 
 
-def test_judge_a_move() -> None:
+def test_judge_a_move_from_every_column() -> None:
     board = parse_digits("4453")
     exact = {col: Value(s, s) for col, s in enumerate([-2, -1, 0, 3, 0, 3, -2])}
-    kept = judge(board, 5, exact, ply=5)
+    unknown = move_range(4, STANDARD)
+    kept = judge(board, 5, unknown, unknown, 5, exact)
     assert (kept.mark, kept.best, kept.before, kept.player) == ("kept", (4, 6), Value(3, 3), 1)
-    assert judge(board, 2, exact, ply=5).mark == "mistake"
-    assert judge(board, 0, exact, ply=5).nag == "??"
-    capped = {**exact, 1: move_range(4, STANDARD)}  # column 2 unproven
-    assert judge(board, 1, capped, ply=5).mark is None
-    assert judge(board, 0, capped, ply=5).mark == "blunder"  # whatever column 2 is worth
-    assert best_columns(capped) == () and best_value(capped) == Value(3, move_range(4, STANDARD).high)
+    assert judge(board, 2, unknown, unknown, 5, exact).mark == "mistake"
+    assert judge(board, 0, unknown, unknown, 5, exact).nag == "??"
+    capped = {**exact, 1: unknown}  # column 2 unproven
+    assert judge(board, 1, unknown, unknown, 5, capped).mark is None
+    assert judge(board, 0, unknown, unknown, 5, capped).mark == "blunder"  # whatever column 2 is worth
+    assert best_columns(capped) == () and best_value(capped) == Value(3, unknown.high)
+    narrowed = judge(board, 1, Value(3, 3), Value(-1, -1), 5, capped)  # the value searches narrow it
+    assert (narrowed.mark, narrowed.best, narrowed.columns[2]) == ("blunder", (4, 6), Value(-1, -1))
+
+
+def test_judge_a_move_from_two_values() -> None:
+    """Without a search of every column a move proven kept is the best column
+    named; any other has no best column."""
+    board = parse_digits("4453")
+    kept = judge(board, 5, Value(3, 3), Value(3, 3), 5)
+    assert (kept.mark, kept.best, kept.columns) == ("kept", (6,), {6: Value(3, 3)})
+    slower = judge(board, 5, Value(3, 3), Value(1, 1), 5)
+    assert (slower.mark, slower.best) == ("slower", ())
+    assert judge(board, 5, Value(3, 3), Value(0, 3), 5).best == ()
+
+
+def test_the_position_value_is_its_best_lines() -> None:
+    board = parse_digits("4453")
+    win = pons_of_mate(7, 4)
+    assert position_value([line(6, "mate", 7)], board) == Value(win, win)
+    assert position_value([line(6, "mate", 7, bound="lowerbound")], board) == Value(win, move_range(4, STANDARD).high)
+    assert position_value([line(6, "cp", 40)], board) == move_range(4, STANDARD)
+    # a search cut short names the best move it finished: its loss is not the position's
+    assert position_value([line(5, "mate", -15, bound="upperbound")], board) == move_range(4, STANDARD)
+    assert position_value([{**line(2, "mate", -3), "multipv": 2}], board) == move_range(4, STANDARD)
 
 
 def test_summaries_and_accuracy() -> None:
     board = parse_digits("")
     values = {col: Value(s, s) for col, s in enumerate([-2, -1, 0, 1, 0, -1, -2])}
-    verdicts = [judge(board, 3, values, 1), judge(board, 2, values, 2), judge(board, 0, values, 3),
-                judge(board, 3, values, 4, opening=True),
-                judge(board, 3, {**values, 3: move_range(0, STANDARD)}, 5)]
+    unknown = move_range(0, STANDARD)
+    verdicts = [judge(board, 3, unknown, unknown, 1, values), judge(board, 2, unknown, unknown, 2, values),
+                judge(board, 0, unknown, unknown, 3, values),
+                judge(board, 3, unknown, unknown, 4, values, opening=True),
+                judge(board, 3, unknown, unknown, 5, {**values, 3: unknown})]
     first = summarize(verdicts, 1)
     assert first == PlayerSummary(moves=4, kept=1, mistakes=1, blunders=1, unproven=1)
     assert first.accuracy == pytest.approx(1 / 3)
     assert (first + first).moves == 8 and PlayerSummary().accuracy is None
+
+
+# -- the searches of a game, on a tiny board against a plain minimax -----------
+
+TINY = Geometry(4, 3, 3)
+
+
+@cache
+def oracle(moves: tuple[int, ...]) -> int:
+    """The exact score of the position after ``moves`` (0-based) on :data:`TINY`."""
+    return minimax_oracle.solve(minimax_oracle.Board.from_moves(
+        TINY.width, TINY.height, TINY.connect, [col + 1 for col in moves]))
+
+
+def column_scores(moves: tuple[int, ...]) -> dict[int, int]:
+    board = Board(geometry=TINY).play_all(list(moves))
+    return {col: minimax_oracle.win_score(oracle_board(moves)) if board.is_winning_move(col)
+            else (0 if board.stones + 1 == TINY.cells else -oracle(moves + (col,)))
+            for col in board.legal_moves()}
+
+
+def oracle_board(moves: tuple[int, ...]) -> minimax_oracle.Board:
+    return minimax_oracle.Board.from_moves(TINY.width, TINY.height, TINY.connect, [c + 1 for c in moves])
+
+
+def info(col: int, score: int, stones: int, multipv: int = 1) -> dict:
+    """The ``info`` line an exact engine writes for ``col`` (0-based) scored ``score``."""
+    mate = mate_of_pons(score, stones, TINY)
+    return {"multipv": multipv, "pv": [col + 1], "depth": TINY.cells - stones,
+            "score": Score("cp", 0) if mate is None else Score("mate", mate)}
+
+
+def exact_engine(moves: list[int], search: Search) -> list[dict]:
+    """What an engine that solves everything answers to ``search``."""
+    played = tuple(moves[:search.played])
+    scores = column_scores(played)
+    ranked = sorted(scores, key=lambda col: -scores[col])
+    if not search.every_column:
+        return [info(ranked[0], scores[ranked[0]], len(played))]
+    return [info(col, scores[col], len(played), n) for n, col in enumerate(ranked, start=1)]
+
+
+def random_games(count: int) -> list[list[int]]:
+    rng, games = random.Random(22), []
+    while len(games) < count:
+        board, moves = Board(geometry=TINY), []
+        while not board.is_over() and (len(moves) < 4 or rng.random() > 0.1):
+            moves.append(rng.choice(board.legal_moves()))
+            board = board.play(moves[-1])
+        games.append(moves)
+    return games
+
+
+@pytest.mark.parametrize("moves", random_games(12))
+def test_a_game_is_judged_from_few_searches_as_if_every_column_were(moves: list[int]) -> None:
+    """Each position is searched once for its value, every column only where the
+    move was not kept, and the position a game-ending move reaches not at all; the
+    verdicts are those of scoring every column everywhere."""
+    judge_ = GameJudge(Board(geometry=TINY), moves, [False] * len(moves), TINY)
+    searches = []
+    while (search := judge_.next_search()) is not None:
+        searches.append(search)
+        judge_.take(exact_engine(moves, search))
+    assert judge_.done and len(judge_.verdicts) == len(moves)
+    ends = Board(geometry=TINY).play_all(moves).is_over()
+    assert [s.played for s in searches if not s.every_column] == list(range(len(moves) + (not ends)))
+    not_kept = []
+    for ply, verdict in enumerate(judge_.verdicts):
+        scores = column_scores(tuple(moves[:ply]))
+        best = max(scores.values())
+        assert verdict.before == Value(best, best) and verdict.after == Value(scores[moves[ply]], scores[moves[ply]])
+        assert verdict.mark == mark(best, scores[moves[ply]])
+        if verdict.mark == "kept":
+            assert verdict.best == (moves[ply] + 1,)
+        else:
+            not_kept.append(ply)
+            assert verdict.best == tuple(col + 1 for col, s in sorted(scores.items()) if s == best)
+            assert verdict.columns == {col + 1: Value(s, s) for col, s in scores.items()}
+    assert [s.played for s in searches if s.every_column] == not_kept
+
+
+def test_a_capped_engine_leaves_marks_open_after_searching_every_column() -> None:
+    moves = [1, 2, 1]
+    judge_ = GameJudge(Board(geometry=TINY), moves, [False, True, False], TINY)
+    searches = []
+    while (search := judge_.next_search()) is not None:
+        searches.append(search)
+        judge_.take([{"multipv": 1, "pv": [1], "depth": 3, "score": Score("cp", 20)}])
+    assert [(s.played, s.every_column) for s in searches] == [(0, False), (1, False), (0, True),
+                                                             (2, False), (1, True), (3, False), (2, True)]
+    assert [v.mark for v in judge_.verdicts] == [None, None, None]
+    assert [v.opening for v in judge_.verdicts] == [False, True, False]
+    with pytest.raises(ValueError):
+        judge_.take([])
 
 
 def test_texts_spell_the_sign_out() -> None:

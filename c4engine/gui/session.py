@@ -316,11 +316,18 @@ class Session:
         return GameInput(1, 1, game, self.game.geometry)
 
     def req_goto(self, message: dict[str, Any]) -> None:
-        """Show the game after ``ply`` of its moves, played or undone (two people only:
-        else stepping back could hand the engine a move)."""
+        """Show the game after ``ply`` of its moves, played or undone, or ``step`` (-1 or
+        1) moves from the one shown, staying at either end: steps are counted here, in
+        the order they came, so that keys pressed faster than the page hears back are
+        all taken.  Two people only: else stepping back could hand the engine a move."""
         if self.mode != "humans":
             raise RequestError("stepping through a game needs the mode 'two people'")
-        ply = whole_number(message, "ply", range(0, len(self.game.moves) + len(self.game.undone) + 1))
+        plies = len(self.game.moves) + len(self.game.undone)
+        if "step" in message:
+            step = whole_number(message, "step", range(-1, 2))
+            ply = min(max(len(self.game.moves) + step, 0), plies)
+        else:
+            ply = whole_number(message, "ply", range(0, plies + 1))
         while len(self.game.moves) > ply:
             self.game.undo()
         while len(self.game.moves) < ply:
@@ -442,7 +449,7 @@ class Session:
             return
         search = self.pending.popleft()
         if self.current(search) and search.kind == "review" and self.review is not None:
-            self.review.finish_position()
+            self.review.finish_search()
             await self.send({"type": "review", "review": self.review.describe()})
         elif self.current(search) and search.kind not in ("analysis", "review"):
             try:
@@ -502,11 +509,12 @@ class Session:
     def start_search(self, kind: str) -> None:
         assert self.engine is not None
         self.set_option("Skill Level", self.level if kind == "move" else LEVELS[-1])
-        self.set_option("MultiPV", self.game.geometry.width if kind in ("analysis", "review") else 1)
         if kind == "review" and self.review is not None:
+            self.set_option("MultiPV", self.review.multipv())
             self.engine.send(self.review.position_command(self.drops))
             movetime = REVIEW_MOVETIME_MS
         else:
+            self.set_option("MultiPV", self.game.geometry.width if kind == "analysis" else 1)
             self.engine.send(self.game.engine_position(self.drops))
             movetime = self.movetime
         limits = GoParams(infinite=True) if kind == "analysis" else GoParams(movetime=movetime)

@@ -97,8 +97,7 @@
       const step = {ArrowLeft: -1, ArrowRight: 1}[e.key];
       if (step && state) {
         e.preventDefault();
-        const ply = state.moves.length + step;
-        if (ply >= 0 && ply <= state.plies) goto(ply);
+        goto({step});
       }
     });
   }
@@ -116,9 +115,11 @@
     }
   }
 
-  function goto(ply) {
+  // Show the game after {ply} moves, or {step}: a move back (-1) or on (1), counted
+  // by the server, so that keys pressed before its answer are all taken.
+  function goto(where) {
     if (state && state.mode !== "humans") request({op: "settings", mode: "humans"});
-    request({op: "goto", ply});
+    request({op: "goto", ...where});
   }
 
   function copy(text) {
@@ -422,7 +423,7 @@
       b.appendChild(best);
     }
     b.classList.toggle("current", state.moves.length === ply + 1);
-    b.onclick = () => goto(ply + 1);
+    b.onclick = () => goto({ply: ply + 1});
     return b;
   }
 
@@ -489,7 +490,7 @@
         + (current === ply ? " current" : ""), cx: x(ply), cy: y(mid), r: 6, "data-ply": ply}, chart);
       svg("title", {}, point).textContent = `move ${ply}: ${verdict.column}${verdict.nag} ${verdict.after.words}`
         + ` (${verdict.mark || "unproven"})`;
-      point.addEventListener("click", () => goto(ply));
+      point.addEventListener("click", () => goto({ply}));
       if (verdict.nag) svg("text", {class: "nag", x: x(ply), y: y(mid) - 10}, chart).textContent = verdict.nag;
     });
   }
