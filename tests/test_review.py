@@ -172,3 +172,11 @@ def test_the_python_api_refuses_bad_arguments() -> None:
 def test_an_empty_move_list_has_no_verdicts() -> None:
     assert c4engine.review("").moves == ()
     assert move_range(0, STANDARD).high == 21 and parse_digits("").stones == 0
+
+
+def test_a_7x6_review_after_one_on_another_board() -> None:
+    """The shared engine restarted for 7x6 after a 5x4 review must play 7x6 again:
+    its client kept the 5x4 board and refused the 7x6 moves ('column 4 is full')."""
+    c4engine.review(Position.from_moves("4423353121521", width=5, height=4), movetime=200)
+    review = c4engine.review(Position.from_moves("44444"), movetime=200)
+    assert review.geometry.name == "7x6" and len(review.moves) == 5

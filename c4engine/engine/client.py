@@ -255,7 +255,7 @@ class EngineClient:
         if variant is not None and variant.geometry != STANDARD:
             self._choose_variant(variant, variants_path)
         else:
-            self.drops = self.supports_variant("cfour")
+            self.variant, self.drops = built_in(STANDARD), self.supports_variant("cfour")
             if self.drops:
                 self.set_option("UCI_Variant", "cfour")
             elif "UCI_Variant" in self.options:
