@@ -187,5 +187,5 @@ def review(moves_or_game: object, movetime: float | None = None,
     message names the move) or a ``movetime`` that is no time (the rule of
     :mod:`c4engine.arguments`), and ``c4engine.engine.EngineError`` when the
     engine fails."""
-    from .reviewer import review_game
+    from .reviewer.driver import review_game
     return review_game(moves_or_game, movetime, engine)

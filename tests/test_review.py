@@ -13,10 +13,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 import c4engine
-from c4engine import IllegalMoveError, Position, reviewer
+from c4engine import IllegalMoveError, Position
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
 from c4engine.referee.pgn import read_games
+from c4engine.reviewer import games as review_games
 from c4engine.rules.notation import parse_digits
 from c4engine.verdicts import mark, move_range, pons_of_mate
 
@@ -120,7 +121,7 @@ def test_bad_games_are_named_and_the_others_reviewed() -> None:
 
 
 def test_input_too_large_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(reviewer, "MAX_INPUT_BYTES", 100)
+    monkeypatch.setattr(review_games, "MAX_INPUT_BYTES", 100)
     result = run(text="4453\n" * 30)
     assert result.exit_code == 1 and "a review reads at most" in result.stderr
 

@@ -16,7 +16,8 @@ from typing import Any
 from ..engine.client import position_command
 from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
-from ..reviewer import GameInput, annotated, judge_of
+from ..reviewer.games import GameInput, judge_of
+from ..reviewer.report import annotated
 from ..verdicts import (
     GameJudge,
     GameReview,

@@ -50,7 +50,7 @@ from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import GoParams
 from ..protocol.lines import MAX_LINE_BYTES
 from ..referee.pgn import PgnGame, PgnMove, write_game
-from ..reviewer import GameInput, InputProblem, read_input
+from ..reviewer.games import GameInput, InputProblem, read_input
 from ..rules.board import Board, RulesError
 from ..rules.notation import check_writable, parse_fen, parse_int, to_fen
 from ..rules.variants import built_in, variant_name
