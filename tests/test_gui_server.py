@@ -32,6 +32,7 @@ from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 from engine_process import ended_within  # noqa: E402
 
 from c4engine.engine.process import own_engine_argv  # noqa: E402
+from c4engine.gui import engine_side as engine_side_module  # noqa: E402
 from c4engine.gui import server as server_module  # noqa: E402
 from c4engine.gui import session as session_module  # noqa: E402
 from c4engine.gui.process import LineSplitter  # noqa: E402
@@ -370,7 +371,7 @@ async def test_a_crashing_engine_is_reported_and_restarted_with_the_game_kept(op
 
 
 def test_a_hanging_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+    monkeypatch.setattr(engine_side_module, "HANG_GRACE", 0.5)
 
     async def body(opener: Opener) -> None:
         page = await opener(misbehaving("stall"))
@@ -470,7 +471,7 @@ async def test_another_cfour_engine_plays_through_the_page(opener: Opener) -> No
 
 
 def test_an_engine_that_never_finishes_starting_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_module, "HANDSHAKE_SECONDS", 0.5)
+    monkeypatch.setattr(engine_side_module, "HANDSHAKE_SECONDS", 0.5)
 
     async def body(opener: Opener) -> None:
         page = await opener(misbehaving("silent"))
@@ -499,7 +500,7 @@ async def test_a_line_over_64_kib_is_dropped_not_taken_for_the_end(opener: Opene
 
 
 def test_a_line_that_never_ends_is_a_hang_that_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+    monkeypatch.setattr(engine_side_module, "HANG_GRACE", 0.5)
 
     async def body(opener: Opener) -> None:
         page = await opener(misbehaving("endless"))
@@ -516,7 +517,7 @@ def test_an_answer_in_time_behind_a_flood_is_not_a_hang(monkeypatch: pytest.Monk
     """Issue 19, item 5: an engine floods info lines, then answers at once; the page
     takes its time over each (2 ms here), so the session handles the bestmove well
     after the deadline, though it arrived long before it."""
-    monkeypatch.setattr(session_module, "HANG_GRACE", 0.5)
+    monkeypatch.setattr(engine_side_module, "HANG_GRACE", 0.5)
     messages: list[dict[str, Any]] = []
 
     async def slow_page(message: dict[str, Any]) -> None:
