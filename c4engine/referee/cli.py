@@ -165,6 +165,15 @@ def _game_count(games: int | None, rounds: int | None, openings: int) -> int:
     return 2 * (rounds if rounds is not None else openings)
 
 
+def board_geometry(board: str | None) -> Geometry | None:
+    """The board ``--board`` names (None when it is not given); click's error for a
+    board that cannot be read."""
+    try:
+        return Geometry.parse(board) if board else None
+    except GeometryError as err:
+        raise click.BadParameter(str(err), param_hint="--board") from None
+
+
 def resolve_variant(board: str | None, name: str | None, variants_path: str | None) -> Variant:
     """The game ``--board``, ``--variant`` and ``--variants`` ask for; click's errors
     when they are bad or disagree."""
@@ -172,10 +181,7 @@ def resolve_variant(board: str | None, name: str | None, variants_path: str | No
         known = VariantSet().with_file(variants_path) if variants_path else VariantSet()
     except VariantError as err:
         raise click.BadParameter(str(err), param_hint="--variants") from None
-    try:
-        geometry = Geometry.parse(board) if board else None
-    except GeometryError as err:
-        raise click.BadParameter(str(err), param_hint="--board") from None
+    geometry = board_geometry(board)
     try:
         variant = known.find(name) if name else known.find(variant_name(geometry or STANDARD))
     except (VariantError, GeometryError) as err:
@@ -302,10 +308,7 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
 def check_strength_board(board: str | None) -> None:
     """Refuse any board but 7x6 four in a row, naming why: the exact scores of the
     strength positions (shipped or given) are 7x6 ones."""
-    try:
-        geometry = Geometry.parse(board) if board else STANDARD
-    except GeometryError as err:
-        raise click.BadParameter(str(err), param_hint="--board") from None
+    geometry = board_geometry(board) or STANDARD
     if geometry != STANDARD:
         raise click.BadParameter(
             f"board {geometry}: strength positions are 7x6 four-in-a-row games with exact scores; "
