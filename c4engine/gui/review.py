@@ -16,11 +16,10 @@ from typing import Any
 from ..engine.client import position_command
 from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
-from ..reviewer.games import GameInput, judge_of
+from ..reviewer.games import GameInput, game_review, judge_of
 from ..reviewer.report import annotated
 from ..verdicts import (
     GameJudge,
-    GameReview,
     Search,
     first_player_scores,
     review_dict,
@@ -76,15 +75,10 @@ class PageReview:
         self.judge.take(self.lines.values())
         self.lines = {}
 
-    def as_review(self) -> GameReview:
-        game = self.item.game
-        return GameReview(tuple(self.judge.verdicts), game.white, game.black, game.result, game.start_fen,
-                          self.item.geometry)
-
     def describe(self) -> dict[str, Any]:
         """The review for the page: the verdicts so far (as ``c4engine review --json``
         gives them), the chart's points, and the annotated PGN once done."""
-        review = self.as_review()
+        review = game_review(self.item, self.judge)
         scores = first_player_scores(review.moves)
         return {**review_dict(review), "serial": self.serial, "columns": self.columns,
                 "total": len(self.item.game.moves), "done": self.done,

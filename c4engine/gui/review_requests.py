@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..referee.pgn import PgnGame, PgnMove, write_game
-from ..reviewer.games import GameInput, InputProblem
-from ..rules.board import Board
-from ..rules.notation import parse_fen, to_fen
-from ..rules.variants import built_in
+from ..referee.pgn import write_game
+from ..reviewer.games import GameInput, InputProblem, unnamed_game
+from ..rules.notation import to_fen
 from .engine_side import EngineSide
 from .game import Game
 from .requests import Quiet, RequestError, game_entry, read_pgn, whole_number
@@ -43,8 +41,7 @@ class ReviewRequests(EngineSide):
         self.reviews_started += 1
         self.review = PageReview(self.reviews_started, item)
         game = item.game
-        start = parse_fen(game.start_fen, item.geometry) if game.start_fen else Board(geometry=item.geometry)
-        self.game = Game(start, [], [m.col for m in reversed(game.moves)], game.start_fen is None)
+        self.game = Game(game.start_position(), [], [m.col for m in reversed(game.moves)], game.start_fen is None)
         self.mode = "humans"
         self.position_changed()
 
@@ -52,12 +49,7 @@ class ReviewRequests(EngineSide):
         """The game on the board, with the moves undone after it, as a review input."""
         moves = self.game.moves + list(reversed(self.game.undone))
         start_fen = None if self.game.from_start else to_fen(self.game.base)
-        final = self.game.base.play_all(moves)
-        result = "*" if not final.is_over() else (
-            "1/2-1/2" if not final.last_mover_won() else ("1-0" if final.side_to_move == 1 else "0-1"))
-        game = PgnGame("?", "?", result, tuple(PgnMove(c) for c in moves), start_fen=start_fen,
-                       variant=built_in(self.game.geometry))
-        return GameInput(1, 1, game, self.game.geometry)
+        return unnamed_game(self.game.base, moves, start_fen)
 
     def req_goto(self, message: dict[str, Any]) -> None:
         """Show the game after ``ply`` of its moves, played or undone, or ``step`` (-1 or

@@ -14,7 +14,7 @@ from ..geometry import STANDARD, Geometry
 from ..protocol.go_params import GoParams
 from ..rules.variants import built_in
 from ..verdicts import GameReview, MoveVerdict, Search
-from .games import GameInput, game_of, judge_of
+from .games import GameInput, game_of, game_review, judge_of
 
 DEFAULT_MOVETIME_MS = 5000
 
@@ -55,14 +55,12 @@ class Reviewer:
         """Every move of ``item`` judged; ``on_move`` sees each verdict as it comes."""
         if not (self.started and self.client.alive and self.geometry == item.geometry):
             self.start(item.geometry)
-        game = item.game
         judge = judge_of(item)
         while (search := judge.next_search()) is not None:
             for verdict in judge.take(self._lines(item, search)):
                 if on_move:
                     on_move(verdict)
-        return GameReview(tuple(judge.verdicts), game.white, game.black, game.result, game.start_fen,
-                          item.geometry)
+        return game_review(item, judge)
 
     def _lines(self, item: GameInput, search: Search) -> Sequence[Any]:
         multipv = search.lines(item.geometry)

@@ -20,7 +20,7 @@ from ..referee.pgn import BOOK, RESULTS, PgnGame, PgnMove, read_games
 from ..rules.board import Board, RulesError
 from ..rules.notation import is_digit_string, parse_digits, parse_fen
 from ..rules.variants import VariantError, VariantSet, built_in
-from ..verdicts import GameJudge
+from ..verdicts import GameJudge, GameReview
 
 if TYPE_CHECKING:
     from ..position import Position
@@ -125,8 +125,7 @@ def _digit_game(number: int, chunk: list[Line]) -> Iterator[Item]:
         except RulesError as err:
             yield InputProblem(number, line, str(err))
             return
-        yield GameInput(number, line, PgnGame("?", "?", _result_of(pos),
-                                              tuple(PgnMove(col) for col in pos.history)))
+        yield unnamed_game(Board(), pos.history, None, number, line)
 
 
 def _pgn_games(number: int, chunk: list[Line]) -> Iterator[Item]:
@@ -205,10 +204,17 @@ def game_of(moves_or_game: object) -> GameInput:
 def _position_game(position: Position) -> GameInput:
     geometry = position._board.geometry
     start = parse_fen(position.start_fen, geometry) if position.start_fen else Board(geometry=geometry)
-    final = start.play_all([col - 1 for col in position.moves])
-    return GameInput(1, 1, PgnGame("?", "?", _result_of(final),
-                                   tuple(PgnMove(col - 1) for col in position.moves),
-                                   start_fen=position.start_fen, variant=built_in(geometry)), geometry)
+    return unnamed_game(start, [col - 1 for col in position.moves], position.start_fen)
+
+
+def unnamed_game(start: Board, moves: Sequence[int], start_fen: str | None,
+                 number: int = 1, line: int = 1) -> GameInput:
+    """A game with no names from ``start`` (the position ``start_fen`` sets up; None:
+    the empty board) through ``moves`` (0-based columns), with the result its board
+    shows: a digit string's game, a Position's, or the one on the web board."""
+    game = PgnGame("?", "?", _result_of(start.play_all(moves)), tuple(PgnMove(col) for col in moves),
+                   start_fen=start_fen, variant=built_in(start.geometry))
+    return GameInput(number, line, game, start.geometry)
 
 
 def judge_of(item: GameInput) -> GameJudge:
@@ -216,6 +222,13 @@ def judge_of(item: GameInput) -> GameJudge:
     moves = item.game.moves
     return GameJudge(item.game.start_position(), [m.col for m in moves],
                      [is_opening(m) for m in moves], item.geometry)
+
+
+def game_review(item: GameInput, judge: GameJudge) -> GameReview:
+    """``item``'s review as far as its judge has come."""
+    game = item.game
+    return GameReview(tuple(judge.verdicts), game.white, game.black, game.result, game.start_fen,
+                      item.geometry)
 
 
 def is_opening(move: PgnMove) -> bool:
