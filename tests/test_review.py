@@ -1,8 +1,11 @@
 """``c4engine review`` and ``c4engine.review()`` (issue 22) against a real engine process,
 with bitbully's per-column scores as the oracle.
 
-The games are real ``c4engine match`` games between difficulty levels
-(tests/data/review_games.pgn, made by tools/make_review_games.py)."""
+The games are real: ``c4engine match`` games between difficulty levels
+(tests/data/review_games.pgn, made by tools/make_review_games.py), and c4engine
+against Fairy-Stockfish under cutechess-cli, the PGN as cutechess wrote it, some
+games from EPD positions (tests/data/cutechess_fsf_games.pgn, made by
+tools/make_cutechess_games.py)."""
 
 from __future__ import annotations
 
@@ -18,72 +21,97 @@ from c4engine.cli import cli
 from c4engine.geometry import STANDARD
 from c4engine.referee.pgn import read_games
 from c4engine.reviewer import games as review_games
+from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.verdicts import mark, move_range, pons_of_mate
 
 bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
 
 GAMES = Path(__file__).parent / "data" / "review_games.pgn"
+CUTECHESS_GAMES = Path(__file__).parent / "data" / "cutechess_fsf_games.pgn"
 HARD = "44444732222456"  # 14 stones: beyond the book, not solved in a millisecond
 
 
 ORACLE = bitbully.BitBully("12-ply-dist")
 
 
-def exact_scores(moves: list[int]) -> dict[int, int]:
-    """bitbully's exact score of every legal column (1-based) after ``moves`` (0-based)."""
-    board = bitbully.Board()
+def exact_scores(moves: list[int], start: Board | None = None) -> dict[int, int]:
+    """bitbully's exact score of every legal column (1-based) after ``moves`` (0-based)
+    from ``start`` (default: the empty board)."""
+    board = bitbully.Board(None if start is None else columns(start))
     for col in moves:
         board.play(col)
     return {col + 1: score for col, score in ORACLE.score_all_moves(board).items()}
+
+
+def columns(pos: Board) -> list[list[int]]:
+    """``pos`` as bitbully takes a grid: a list per column, bottom row first, 1 and 2 the players."""
+    return [[pos.cell(col, row) for row in range(pos.geometry.height)] for col in range(pos.geometry.width)]
 
 
 def run(*args: str, text: str | bytes | None = None) -> Result:
     return CliRunner().invoke(cli, ["review", *args], input=text)
 
 
-@pytest.fixture(scope="module")
-def match_review() -> dict:
-    result = run("--json", str(GAMES))
+@pytest.fixture(scope="module", params=[pytest.param(GAMES, id="match"),
+                                        pytest.param(CUTECHESS_GAMES, id="cutechess", marks=pytest.mark.slow)])
+def review_of(request: pytest.FixtureRequest) -> tuple[Path, dict]:
+    """A file of real games and its ``review --json``."""
+    result = run("--json", str(request.param))
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return request.param, json.loads(result.stdout)
 
 
-def test_every_verdict_agrees_with_bitbully_on_match_games(match_review: dict) -> None:
-    games = read_games(GAMES.read_text())
-    assert len(match_review["games"]) == len(games) >= 10
+def test_every_verdict_agrees_with_bitbully(review_of: tuple[Path, dict]) -> None:
+    path, document = review_of
+    games = read_games(path.read_text())
+    assert len(document["games"]) == len(games) >= 10
     marks = set()
-    for game, reviewed in zip(games, match_review["games"]):
+    for game, reviewed in zip(games, document["games"]):
         assert [m["column"] - 1 for m in reviewed["moves"]] == [m.col for m in game.moves]
+        start = game.start_position()
         for ply, move in enumerate(reviewed["moves"]):
-            oracle = exact_scores([m.col for m in game.moves[:ply]])
+            oracle = exact_scores([m.col for m in game.moves[:ply]], start)
             shown = {int(col): (v["low"], v["high"]) for col, v in move["columns"].items()}
             best, played = max(oracle.values()), oracle[move["column"]]
-            assert (move["before"]["low"], move["before"]["high"]) == (best, best), (game.white, ply)
-            assert (move["after"]["low"], move["after"]["high"]) == (played, played), (game.white, ply)
+            assert (move["before"]["low"], move["before"]["high"]) == (best, best), (reviewed["number"], ply)
+            assert (move["after"]["low"], move["after"]["high"]) == (played, played), (reviewed["number"], ply)
             assert move["mark"] == mark(best, played)
             if move["mark"] == "kept":  # proven from two values: every column was not searched
                 assert shown == {move["column"]: (best, best)} and move["best"] == [move["column"]]
             else:
-                assert shown == {col: (score, score) for col, score in oracle.items()}, (game.white, ply)
+                assert shown == {col: (score, score) for col, score in oracle.items()}, (reviewed["number"], ply)
                 assert move["best"] == sorted(col for col, score in oracle.items() if score == best)
             marks.add(move["mark"])
     assert {"kept", "slower", "blunder"} <= marks
 
 
-def test_the_annotated_pgn_reads_back(match_review: dict) -> None:
-    result = run(str(GAMES))
+def test_the_annotated_pgn_reads_back(review_of: tuple[Path, dict]) -> None:
+    path, document = review_of
+    result = run(str(path))
     assert result.exit_code == 0
     annotated = read_games(result.stdout)
-    originals = read_games(GAMES.read_text())
+    originals = read_games(path.read_text())
     assert [[m.col for m in g.moves] for g in annotated] == [[m.col for m in g.moves] for g in originals]
-    for game, reviewed in zip(annotated, match_review["games"]):
+    assert [g.start_position() for g in annotated] == [g.start_position() for g in originals]
+    for game, reviewed in zip(annotated, document["games"]):
         for move, verdict in zip(game.moves, reviewed["moves"]):
             assert move.nag == verdict["nag"]
             assert {"kept": "", "slower": "?!", "mistake": "?", "blunder": "??"}[verdict["mark"]] == move.nag
             assert move.comment.removeprefix("book, ").split(", ")[0] == verdict["after"]["text"]
             if verdict["mark"] != "kept":
                 assert ", best P@" in move.comment
+
+
+def test_the_cutechess_games_are_as_cutechess_wrote_them() -> None:
+    """Both colours, games from the empty board (a PGN book) and from positions (an EPD
+    book), with cutechess' own tags and comments."""
+    text = CUTECHESS_GAMES.read_text()
+    games = read_games(text)
+    assert all(g.event.startswith("cutechess-cli") and g.variant.name == "cfour" for g in games)
+    assert {(g.white, g.black) for g in games} == {("c4engine", "Fairy-Stockfish"), ("Fairy-Stockfish", "c4engine")}
+    assert 0 < sum(g.start_fen is not None for g in games) < len(games)
+    assert "[GameDuration " in text and "[SetUp \"1\"]" in text and "{book}" in text and "1... P@" in text
 
 
 def test_summary_and_progress_on_stderr() -> None:
