@@ -13,7 +13,7 @@ import time
 
 from ..rules.board import Board
 from ..rules.notation import format_move
-from ..search.pool import StopSignal
+from ..search.pool import StopSignal, deadline_timer
 from .backend import Backend, bestmove_line
 from .go_params import GoParams
 from .output import Output
@@ -64,9 +64,7 @@ class SearchJob:
         self.pondering = False
         budget = self.backend.budget(self.position, self.params)
         if budget is not None:
-            self._timer = threading.Timer(budget.soft_ms / 1000.0, self.signal.fire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = deadline_timer(budget.soft_ms, self.signal)
         if not self.params.infinite:
             self.release.set()
 
