@@ -199,17 +199,23 @@ class Server:
         old = self.options[spec.name]
         self.options.store(spec.name, value)
         if backend is not None:
-            try:
-                with self._setting_up():
-                    backend.apply(spec.name)
-            except MemoryError:
-                self.options.store(spec.name, old)
-                kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
-                wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
-                raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
-            except OptionError:  # a book file refused: the old one stays
-                self.options.store(spec.name, old)
-                raise
+            self._apply_to_search(backend, spec.name, old)
+
+    def _apply_to_search(self, backend: Backend, name: str, old: int | bool | str | None) -> None:
+        """Make the option ``name``, just stored, take effect in the search; when the
+        search refuses it, ``old`` is stored again."""
+        try:
+            with self._setting_up():
+                backend.apply(name)
+        except MemoryError:
+            value = self.options[name]
+            self.options.store(name, old)
+            kept = f"the table of {old} MB" if name == "Hash" else f"the value {old}"
+            wanted = f"{value} MB" if name == "Hash" else f"{name} {value}"
+            raise CommandError(f"option {name}: not enough memory for {wanted}; keeping {kept}") from None
+        except OptionError:  # a book file refused: the old one stays
+            self.options.store(name, old)
+            raise
 
     def set_variant(self, name: str) -> None:
         """Play the variant ``name`` from now on, in drops; on another board the search
