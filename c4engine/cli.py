@@ -78,7 +78,7 @@ def cli(ctx: click.Context) -> None:
     """c4engine: a Connect-Four engine. Without a subcommand it speaks the
     UCI-style protocol on stdin/stdout (see protocol.md)."""
     if ctx.invoked_subcommand is None:
-        from .protocol.server import run
+        from .protocol.process import run
         sys.exit(run())
 
 

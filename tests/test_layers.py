@@ -109,9 +109,9 @@ def test_the_referee_and_the_board_never_import_the_search() -> None:
 
 def test_the_protocol_server_loads_without_the_kernel() -> None:
     """The process answers ``uci`` at once, while numba loads the kernel in the
-    background: the server, its option table and the command line import neither
-    numpy nor anything compiled."""
-    code = ("import sys, c4engine.protocol.server, c4engine.cli; print(sorted(m for m in sys.modules "
+    background: the process, its server, its option table and the command line
+    import neither numpy nor anything compiled."""
+    code = ("import sys, c4engine.protocol.process, c4engine.cli; print(sorted(m for m in sys.modules "
             "if m.startswith(('numpy', 'numba', 'c4engine.kernel', 'c4engine.search.s'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,18 +1,9 @@
-"""The engine process: a UCI-style line protocol on stdin and stdout.
+"""The engine process's commands: the protocol's state and a handler per command.
 
-Four kinds of thread, so that nothing slow can keep the process from hearing
-``quit`` or the end of its input:
-
-- the main thread only reads lines; ``quit`` and end of input it acts on itself;
-- one command thread carries out every other command, in order (so ``isready``
-  after a slow command, ``bench`` or a new table, is answered once it is done,
-  as UCI intends, while the main thread still reads);
-- a search runs in a worker thread, so ``stop``, ``isready`` and ``ponderhit``
-  are answered while it thinks;
-- one writer thread owns stdout, so a reader that does not read blocks nobody.
-
+The handlers run on the command thread (:mod:`.command_thread`), one at a time;
+a ``go`` hands its search to a :class:`~.search_job.SearchJob` and returns.
 numba's first compilation can take several seconds, so the search machinery
-is imported and warmed up in a background thread started with the process:
+is imported and warmed up in a background thread started with the server:
 ``uci`` is answered at once, and ``isready`` (like any command that needs the
 search) waits until the warm-up is done.  ``protocol.md`` is the contract for
 every command handled here.
@@ -20,38 +11,26 @@ every command handled here.
 
 from __future__ import annotations
 
-import os
-import queue
-import sys
 import threading
 import time
-from collections import deque
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Callable, Iterator, NoReturn
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..rules.board import Board, RulesError
-from ..rules.notation import (
-    format_line,
-    format_move,
-    parse_fen,
-    parse_int,
-    play_moves,
-    render,
-    to_fen,
-)
+from ..rules.notation import format_line, parse_fen, parse_int, play_moves, render, to_fen
 from ..version import __version__
 from .go_params import GoParams, GoParamsError
-from .lines import MAX_LINE_BYTES, bounded_lines
 from .options import OptionError, Options
+from .output import Output
 
 if TYPE_CHECKING:
     from .backend import Backend
+    from .search_job import SearchJob
 
 MAX_PERFT_DEPTH = 10
 # applied to the searcher at once
 SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile")
-STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
 
 
 class CommandError(ValueError):
@@ -74,60 +53,6 @@ def parse_position(tokens: list[str], geometry: Geometry = STANDARD) -> tuple[Bo
     else:
         raise CommandError(f"position: expected 'startpos' or 'fen <FEN>', got '{' '.join(head)}'")
     return pos, play_moves(pos, moves)
-
-
-class Output:
-    """stdout, one flushed line at a time, written by a thread of its own.
-
-    Every thread hands its lines over without waiting, so a reader that stops
-    reading (a full pipe) cannot block the commands or the search; the lines
-    keep their order.  When the reader is gone (a broken pipe), ``on_gone`` is
-    called: the process has nobody left to answer."""
-
-    def __init__(self, stream: IO[str], on_gone: Callable[[], None]) -> None:
-        self._stream = stream
-        self._on_gone = on_gone
-        self._pending: deque[str] = deque()
-        self._changed = threading.Condition()
-        self._last_write = time.monotonic()
-        threading.Thread(target=self._write_all, name="output", daemon=True).start()
-
-    def __call__(self, line: str) -> None:
-        with self._changed:
-            if not self._pending:  # the writer was idle: a stall is timed from now
-                self._last_write = time.monotonic()
-            self._pending.append(line)
-            self._changed.notify_all()
-
-    def error(self, message: str) -> None:
-        self(f"info string error {message}")
-
-    def _write_all(self) -> None:
-        while True:
-            with self._changed:
-                while not self._pending:
-                    self._changed.wait()
-                line = self._pending[0]
-            try:
-                self._stream.write(line + "\n")
-                self._stream.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                self._on_gone()
-                return
-            with self._changed:
-                self._pending.popleft()
-                self._last_write = time.monotonic()
-                self._changed.notify_all()
-
-    def drain(self) -> None:
-        """Wait until every line is written, but not for a reader that took none for
-        :data:`STALLED_OUTPUT_S` (it is not reading)."""
-        with self._changed:
-            while self._pending:
-                stalled = time.monotonic() - self._last_write
-                if stalled >= STALLED_OUTPUT_S:
-                    return
-                self._changed.wait(STALLED_OUTPUT_S - stalled)
 
 
 class Server:
@@ -274,17 +199,23 @@ class Server:
         old = self.options[spec.name]
         self.options.store(spec.name, value)
         if backend is not None:
-            try:
-                with self._setting_up():
-                    backend.apply(spec.name)
-            except MemoryError:
-                self.options.store(spec.name, old)
-                kept = f"the table of {old} MB" if spec.name == "Hash" else f"the value {old}"
-                wanted = f"{value} MB" if spec.name == "Hash" else f"{spec.name} {value}"
-                raise CommandError(f"option {spec.name}: not enough memory for {wanted}; keeping {kept}") from None
-            except OptionError:  # a book file refused: the old one stays
-                self.options.store(spec.name, old)
-                raise
+            self._apply_to_search(backend, spec.name, old)
+
+    def _apply_to_search(self, backend: Backend, name: str, old: int | bool | str | None) -> None:
+        """Make the option ``name``, just stored, take effect in the search; when the
+        search refuses it, ``old`` is stored again."""
+        try:
+            with self._setting_up():
+                backend.apply(name)
+        except MemoryError:
+            value = self.options[name]
+            self.options.store(name, old)
+            kept = f"the table of {old} MB" if name == "Hash" else f"the value {old}"
+            wanted = f"{value} MB" if name == "Hash" else f"{name} {value}"
+            raise CommandError(f"option {name}: not enough memory for {wanted}; keeping {kept}") from None
+        except OptionError:  # a book file refused: the old one stays
+            self.options.store(name, old)
+            raise
 
     def set_variant(self, name: str) -> None:
         """Play the variant ``name`` from now on, in drops; on another board the search
@@ -319,7 +250,9 @@ class Server:
             self.out.error("go: the game is already over")
             self.out("bestmove (none)")
             return
-        self._job = SearchJob(self, backend, self.position, params, max(self.read_at, self.searchable_at))
+        from .search_job import SearchJob  # deferred: it imports the search, loaded by now
+        self._job = SearchJob(self.out, backend, self.position, params, max(self.read_at, self.searchable_at),
+                              self.drops, self.debug)
         if self.quitting.is_set():
             self._job.stop()
         self._job.thread.start()
@@ -368,172 +301,3 @@ class Server:
             self.busy = False
         for line in lines:
             self.out(line)
-
-
-class SearchJob:
-    """One ``go``: a worker thread that searches, then writes the one ``bestmove``.
-
-    Under ``go infinite`` or ``go ponder`` the bestmove waits, even when the
-    search ends by itself, until ``stop`` (or ``ponderhit`` for ponder), as UCI
-    requires."""
-
-    def __init__(self, server: Server, backend: Backend, position: Board, params: GoParams,
-                 read_at: float) -> None:
-        from ..search.pool import (
-            StopSignal,  # the backend is loaded, so this import is free
-        )
-        self.server = server
-        self.read_at = read_at
-        self.backend = backend
-        self.position = position
-        self.params = params
-        self.signal = StopSignal()
-        self.pondering = params.ponder
-        self.release = threading.Event()
-        if not (params.infinite or params.ponder):
-            self.release.set()
-        self._timer: threading.Timer | None = None
-        self.thread = threading.Thread(target=self._run, name="search", daemon=True)
-
-    def stop(self) -> None:
-        """Also ends pondering: a ``ponderhit`` after ``stop`` is an error."""
-        self.pondering = False
-        self.signal.fire()
-        self.release.set()
-
-    def bounded(self) -> bool:
-        """Whether a limit will end the search without ``stop``: a depth, a node count,
-        a movetime, or a clock that runs (not while pondering)."""
-        params = self.params
-        if params.infinite or self.pondering:
-            return False
-        if params.depth is not None or params.nodes is not None or params.movetime is not None:
-            return True
-        return params.clock(self.position.side_to_move == 0)[0] is not None
-
-    def ponderhit(self) -> None:
-        """The opponent played the move we pondered on: now the clock runs."""
-        self.pondering = False
-        budget = self.backend.budget(self.position, self.params)
-        if budget is not None:
-            self._timer = threading.Timer(budget.soft_ms / 1000.0, self.signal.fire)
-            self._timer.daemon = True
-            self._timer.start()
-        if not self.params.infinite:
-            self.release.set()
-
-    def _run(self) -> None:
-        from .backend import bestmove_line
-        timed = not (self.params.infinite or self.params.ponder)
-        drops = self.server.drops
-        try:
-            spent_ms = (time.perf_counter() - self.read_at) * 1000.0
-            limits = self.backend.limits(self.position, self.params, timed, spent_ms)
-            if self.server.debug:
-                self.server.out(f"info string debug {limits}")
-            result = self.backend.search(self.position, limits, self.signal, drops)
-            line = bestmove_line(self.position, result, drops)
-        except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
-            self.server.out.error(f"internal error in the search: {exc!r}")
-            line = self._fallback_bestmove(drops)
-        self.release.wait()
-        if self._timer is not None:
-            self._timer.cancel()
-        self.server.out(line)
-
-    def _fallback_bestmove(self, drops: bool) -> str:
-        moves = self.position.legal_moves()
-        if not moves:
-            return "bestmove (none)"
-        return f"bestmove {format_move(moves[len(moves) // 2], self.position, drops)}"
-
-
-def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
-    """Lines of input as text; an over-long or non-UTF-8 line is reported and skipped."""
-    for raw in bounded_lines(stream):
-        if raw is None:
-            out.error(f"line longer than {MAX_LINE_BYTES} bytes ignored")
-            continue
-        try:
-            yield raw.decode("utf-8").strip("\r\n")
-        except UnicodeDecodeError:
-            out.error("line is not valid UTF-8; ignored")
-
-
-class CommandThread:
-    """Carries out the commands in order, apart from the thread that reads them."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self._lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
-        self._stop_at_end = False
-        self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
-        self.thread.start()
-
-    def put(self, line: str) -> None:
-        """Queue a line just read, with the time it was read."""
-        self._lines.put((line, time.perf_counter()))
-
-    def finish(self, stop: bool) -> None:
-        """No more commands: the last search is stopped (``quit``) or, at the end of
-        input, treated as :meth:`Server.end_of_input` says."""
-        self._stop_at_end = stop
-        self._lines.put(None)
-
-    def _run(self) -> None:
-        while (item := self._lines.get()) is not None:
-            self.server.handle(*item)
-        try:
-            if self._stop_at_end:
-                self.server.finish_search(stop=True)
-            else:
-                self.server.end_of_input()
-        except Exception as exc:  # noqa: BLE001 - the process must still exit cleanly
-            self.server.out.error(f"internal error at exit: {exc!r}")
-
-
-def is_quit(line: str) -> bool:
-    return line.split() == ["quit"]
-
-
-def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
-    """The protocol loop; it ends the process with status 0.
-
-    ``quit`` ends the process at once: the running search is stopped and its
-    bestmove written, the commands read before it are carried out (a ``go``
-    among them is answered as if stopped at once), but a command that cannot
-    be interrupted (``bench``, a table being set up) is not waited for.  At the
-    end of input the commands already read are carried out (see
-    :meth:`Server.end_of_input`).  Either way the output is written out unless
-    the reader has stopped reading; a reader that is gone ends the process
-    quietly with status 0."""
-    stream = stdout or sys.stdout
-    if hasattr(stream, "reconfigure"):  # echoed input must never fail to encode
-        stream.reconfigure(errors="backslashreplace")
-    out = Output(stream, on_gone=_exit_quietly)
-    server = Server(out)
-    commands = CommandThread(server)
-    quit_read = False
-    for line in read_lines(stdin or sys.stdin.buffer, out):
-        if is_quit(line):
-            quit_read = True
-            server.interrupt()
-            break
-        commands.put(line)
-    commands.finish(stop=quit_read)
-    while commands.thread.is_alive():
-        commands.thread.join(0.05)
-        if quit_read and server.busy:
-            break
-    out.drain()
-    _exit_quietly()
-
-
-def _exit_quietly() -> NoReturn:
-    """Exit with status 0 at once, without the interpreter's shutdown: that takes
-    most of a second (numba's and numpy's clean-up) when quit is meant to be
-    prompt, and it would block on, or complain about, a stdout that cannot be
-    flushed because its reader is gone or not reading.  Every line the reader
-    could take has been written and flushed by then."""
-    sys.stderr.flush()
-    os._exit(0)

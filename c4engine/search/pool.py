@@ -100,11 +100,13 @@ def close_helpers(helpers: list[Helper]) -> None:
         helper.close()
 
 
-def deadline_timer(hard_ms: float | None, stop: StopSignal) -> threading.Timer | None:
-    """A timer that fires ``stop`` at the hard deadline (numba has no clock)."""
-    if hard_ms is None:
+def deadline_timer(after_ms: float | None, stop: StopSignal) -> threading.Timer | None:
+    """A timer that fires ``stop`` ``after_ms`` from now, none for None: a search's hard
+    deadline, a ponder search's time once the ponder move was played (numba has no
+    clock)."""
+    if after_ms is None:
         return None
-    timer = threading.Timer(max(0.0, hard_ms) / 1000.0, stop.fire)
+    timer = threading.Timer(max(0.0, after_ms) / 1000.0, stop.fire)
     timer.daemon = True
     timer.start()
     return timer

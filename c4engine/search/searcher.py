@@ -1,14 +1,10 @@
-"""The search driver: iterative deepening over the kernel, limits, stop, exact solving
-and the search threads.
+"""The searcher: the transposition table, the search threads, and the searches run on them.
 
-The kernel (:mod:`c4engine.kernel.negamax`) does the searching; this module decides
-what to search and for how long.  It owns the transposition table and the
-kernel's contexts, runs depth 1, 2, ... with the threat evaluation at the
-leaves, and after each iteration gives the exact solver a node budget of
-three times the work of those iterations: when the end of the game is within
-reach, the solver finishes inside that budget and the result is exact (and
-the search ends); when it is not, the iterations still get about a quarter
-of the time, and the budgets grow geometrically with them.
+The kernel (:mod:`c4engine.kernel.negamax`) does the searching; the searcher
+owns the transposition table and the kernel's contexts, runs a job on every
+search thread at once, and offers the searches: iterative deepening
+(:mod:`.iterations` decides what each iteration searches and when to stop), the
+exact solve of a position and that of each of its moves.
 
 Threads (lazy SMP with ABDADA's deferral): every search thread runs the same
 iteration on the same root over one shared table, each from its own kernel
@@ -30,9 +26,7 @@ from __future__ import annotations
 
 import functools
 import threading
-import time
 import weakref
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -51,7 +45,6 @@ from ..kernel.layout import (
     BUSY_SLOTS,
     BUSY_START,
     GENERATION,
-    INFINITE,
     NODES,
     SELDEPTH,
     STOP,
@@ -59,86 +52,28 @@ from ..kernel.layout import (
     TT_START,
     WEIGHTS,
 )
-from ..kernel.specialise import Kernel, kernel_for
-from ..kernel.table import GENERATIONS, MIN_TABLE_ENTRIES
+from ..kernel.specialise import kernel_for
+from ..kernel.table import GENERATIONS
 from ..rules.board import Board
-from ..rules.notation import parse_digits
-from ..rules.scores import is_proven, mate_distance
+from .buffer_layout import busy_slots, table_entries, table_start
+from .iterations import Iterations
 from .limits import Limits
-from .memory import (
-    DEFAULT_HASH_MB,
-    ENTRY_BYTES,
-    WIPE_BY_WRITING_MB,
-    allocate_zeros,
-    forget_pages,
-)
+from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, forget_pages
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
-from .report import Line, Report, Result
+from .report import Report, Result
 from .thread import UNLIMITED, SearchThread, settle_move
-
-EXACT_BUDGET_FACTOR = 3
-
-
-MIN_EXACT_BUDGET = 20_000
-
-
-WARM_UP_MOVES = "255235415174342746764567246772"  # 30 stones on 7x6: solved at once, through every path
-WARM_UP_EMPTY_CELLS = 12  # other boards: a position this close to the end (see warm_up_position)
-
+from .warm_up import warm_up_position
 
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
-
-
-BUSY_TABLE_SLOTS = 4093  # positions being searched near the root, shared by the threads (negamax.busy_slot)
-
-
-def busy_slots(threads: int) -> int:
-    """The size of the busy table through which threads share out a node's children
-    (see :func:`c4engine.kernel.busy_slot`): none for one thread."""
-    return BUSY_TABLE_SLOTS if threads > 1 else 0
-
-
-def table_start(kernel: Kernel, threads: int) -> int:
-    """Where the transposition table begins in the buffer: after the contexts and
-    the busy table."""
-    return threads * kernel.layout.CTX_SIZE + busy_slots(threads)
-
-
-def table_entries(kernel: Kernel, hash_mb: int) -> int:
-    """The number of table entries for a size in MB: odd, so that ``key % size`` mixes
-    the columns, and above 2**17 so that 32-bit partial keys stay unique."""
-    entry_bytes = ENTRY_BYTES * kernel.table.ENTRY_WORDS
-    return max(MIN_TABLE_ENTRIES, (hash_mb * (1 << 20) // entry_bytes) | 1)
-
-
-def warm_up_position(geometry: Geometry) -> Board:
-    """A position near the end of the game, still open, that the searches solve at
-    once: on 7x6 :data:`WARM_UP_MOVES`; elsewhere stones dropped in a fixed rotation
-    of the columns, each where it neither ends the game nor lets the opponent win
-    next, until WARM_UP_EMPTY_CELLS cells are left (or no such move is left)."""
-    if geometry == STANDARD:
-        return parse_digits(WARM_UP_MOVES)
-    pos = Board(geometry=geometry)
-    while pos.stones < geometry.cells - WARM_UP_EMPTY_CELLS:
-        turn = pos.stones * 3
-        for col in (c % geometry.width for c in range(turn, turn + geometry.width)):
-            if pos.can_play(col) and not pos.is_winning_move(col):
-                child = pos.play(col)
-                if not child.is_over() and not child.can_win_now():
-                    pos = child
-                    break
-        else:
-            break
-    return pos
 
 
 class Searcher:
     """A transposition table, one kernel context per search thread, and the driver.
 
-    The buffer holds the contexts, last thread first, then the table:
-    ``[ctx of thread n-1 | ... | ctx of thread 0 | busy table | table]``, and
-    thread ``i`` gets the view starting at its context (see :mod:`c4engine.kernel.layout`).
+    The buffer holds the contexts, last thread first, then the table (see
+    :mod:`.buffer_layout`), and thread ``i`` gets the view starting at its
+    context (see :mod:`c4engine.kernel.layout`).
 
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
@@ -262,6 +197,21 @@ class Searcher:
         sample = self.tt[words - 1:1000 * words:words]  # the entries' data words
         generation = (sample >> self.kernel.table.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
+
+    def solver_may_reach_the_end(self, pos: Board) -> bool:
+        """Whether an attempt at solving ``pos`` can succeed: with the book up to its 12
+        stones (the solver stops there), or up to a built book's plies, and from 13
+        stones on in any case.  Below that, without a book, a solve takes hours and
+        every attempt would be wasted."""
+        built = self.built_book
+        return (pos.stones > SCORE_STONES or self.book.has_scores
+                or (built is not None and pos.stones <= built.header.plies))
+
+    def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]:
+        """The line the table holds from ``pos`` after ``first_col``, that move first."""
+        out = np.zeros(pos.geometry.cells, dtype=np.int64)
+        length = self.kernel.solve.principal_variation(pos.current, pos.mask, first_col, self.mem, out)
+        return tuple(int(col) for col in out[:length])
 
     def warm_up(self) -> None:
         """Run every kernel entry point once on an easy position, so that numba compiles
@@ -398,153 +348,12 @@ class Searcher:
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
-        self._attach(StopSignal())  # the first iteration is never cut short: see _Iterations.run
+        self._attach(StopSignal())  # the first iteration is never cut short: see Iterations.run
         timer = deadline_timer(limits.hard_ms, stop)
         try:
-            return _Iterations(self, pos, limits, on_report or (lambda report: None), stop,
-                               multipv, functools.partial(self._attach, stop)).run()
+            return Iterations(self, pos, limits, on_report or (lambda report: None), stop,
+                              multipv, functools.partial(self._attach, stop)).run()
         finally:
             if timer is not None:
                 timer.cancel()
             self._attach(StopSignal())
-
-
-@dataclass
-class _Iterations:
-    """The state of one iterative-deepening run."""
-
-    searcher: Searcher
-    pos: Board
-    limits: Limits
-    on_report: Callable[[Report], None]
-    stop: StopSignal
-    multipv: int
-    arm: Callable[[], None]  # routes ``stop`` to the kernels, once the first iteration is done
-    started: float = field(default_factory=time.perf_counter)
-    nodes: int = 0
-    heuristic_nodes: int = 0
-    last: Report | None = None
-
-    def elapsed_ms(self) -> float:
-        return (time.perf_counter() - self.started) * 1000.0
-
-    def node_budget(self, cap: int = UNLIMITED) -> int:
-        left = UNLIMITED if self.limits.nodes is None else max(1, self.limits.nodes - self.nodes)
-        return min(left, cap)
-
-    def run(self) -> Result:
-        """Depth 1, 2, ... until a limit, a stop or an exact result.  Depth 1 always
-        finishes, whatever the limits (as in Stockfish): it costs a node per column,
-        and a move cut short before it has no value to stand on (a first root move's
-        bound is no score of the position)."""
-        remaining = self.pos.geometry.cells - self.pos.stones
-        max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
-        for depth in range(1, max_depth + 1):
-            if depth == remaining:
-                finished = self.exact_iteration(UNLIMITED)
-            else:
-                finished = self.heuristic_iteration(depth)
-                if depth == 1:
-                    self.arm()
-                if finished and self.solver_may_reach_the_end() and not self.done():
-                    finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
-            if not finished or self.done():
-                break
-        return Result(self.best_move(), self.last, self.nodes)
-
-    def solver_may_reach_the_end(self) -> bool:
-        """Whether an attempt at solving can succeed: with the book up to its 12 stones
-        (the solver stops there), or up to a built book's plies, and from 13 stones
-        on in any case.  Below that, without a book, a solve takes hours and every
-        attempt would be wasted."""
-        built = self.searcher.built_book
-        return (self.pos.stones > SCORE_STONES or self.searcher.book.has_scores
-                or (built is not None and self.pos.stones <= built.header.plies))
-
-    def exact_budget(self) -> int:
-        """Nodes for the next attempt at solving the root: three times the heuristic
-        iterations' work so far.  Solving is what makes a move safe and ends the
-        search, so it gets most of the time; tying the budget to the heuristic work
-        (not to all work) lets the iterations still deepen, since their move is
-        played when no attempt succeeds.  A failed attempt is not lost either: the
-        exact bounds it proved stay in the table for the next one."""
-        return max(EXACT_BUDGET_FACTOR * self.heuristic_nodes, MIN_EXACT_BUDGET)
-
-    @property
-    def best_col(self) -> int:
-        """The last finished iteration's best column (its best line's first move), -1
-        before one finished: the next iteration searches it first."""
-        return -1 if self.last is None else self.last.best.pv[0]
-
-    def best_move(self) -> int:
-        """The last finished iteration's move, else any legal move that does not lose at once."""
-        if self.last is not None:
-            return self.best_col
-        moves = self.pos.legal_moves()
-        winning = [col for col in moves if self.pos.is_winning_move(col)]
-        if winning:
-            return winning[0]
-        safe = [col for col in moves if not self.pos.play(col).can_win_now()]
-        return min(safe or moves, key=lambda col: abs(col - self.pos.geometry.width // 2))
-
-    def limit_reached(self) -> bool:
-        if self.stop.fired:
-            return True
-        if self.limits.nodes is not None and self.nodes >= self.limits.nodes:
-            return True
-        return self.limits.soft_ms is not None and self.elapsed_ms() >= self.limits.soft_ms
-
-    def done(self) -> bool:
-        """Whether to start no further iteration."""
-        if self.last is not None and self.last.exact:
-            return True
-        if self.last is not None and self.limits.mate is not None and is_proven(self.last.best.score):
-            distance = mate_distance(self.last.best.score, self.pos.stones, self.pos.geometry.cells)
-            if 0 < distance <= self.limits.mate:
-                return True
-        return self.limit_reached()
-
-    def heuristic_iteration(self, depth: int) -> bool:
-        """One depth-limited iteration; False when it was cut short before a root move
-        finished.  Cut short after one, its best finished move stands (the previous
-        best is searched first)."""
-        every_move, first_col = self.multipv > 1, self.best_col
-        race = self.searcher.race(lambda thread: thread.search_root(self.pos, depth, every_move, first_col),
-                                  self.node_budget())
-        self.heuristic_nodes += race.nodes
-        return self.take(race, depth, exact=False)
-
-    def exact_iteration(self, budget: int) -> bool:
-        """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
-        every_move, first_col = self.multipv > 1, self.best_col
-        race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col),
-                                  self.node_budget(budget))
-        return self.take(race, self.pos.geometry.cells - self.pos.stones, exact=True)
-
-    def take(self, race: Race, depth: int, exact: bool) -> bool:
-        """Count an iteration's work and publish its result, if it has one."""
-        self.nodes += race.nodes
-        if race.value < 0:
-            return False
-        self.publish(race, depth, exact)
-        return True
-
-    def publish(self, race: Race, depth: int, exact: bool) -> None:
-        """Turn a finished race's best column and root scores (its thread's, until that
-        thread's next search) into a report, remember it and hand it on."""
-        best_col, scores = race.value, race.thread.scores
-        order = [best_col] + sorted(
-            (col for col in range(self.pos.geometry.width) if col != best_col and scores[col] > -INFINITE),
-            key=lambda col: -scores[col])
-        lines = tuple(Line(int(scores[col]), self.pv(col)) for col in order[:self.multipv])
-        self.last = Report(depth=depth, seldepth=max(depth, race.seldepth + 1), lines=lines,
-                           nodes=self.nodes, elapsed=self.elapsed_ms() / 1000.0, exact=exact,
-                           hashfull=self.searcher.hashfull())
-        self.on_report(self.last)
-
-    def pv(self, first_col: int) -> tuple[int, ...]:
-        out = np.zeros(self.pos.geometry.cells, dtype=np.int64)
-        length = self.searcher.kernel.solve.principal_variation(self.pos.current, self.pos.mask, first_col,
-                                                                self.searcher.mem,
-                                            out)
-        return tuple(int(col) for col in out[:length])

@@ -1,0 +1,47 @@
+"""The engine process's command thread: every command but ``quit``, carried out in order.
+
+Kept apart from the thread that reads stdin, so that a slow command (``bench``,
+a new table, a board compiled on its first use) never keeps the process from
+hearing ``quit`` or the end of its input; and one thread, so that ``isready``
+after a slow command is answered once that command is done, as UCI intends.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from .server import Server
+
+
+class CommandThread:
+    """Carries out the commands in order, apart from the thread that reads them."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
+        self._stop_at_end = False
+        self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
+        self.thread.start()
+
+    def put(self, line: str) -> None:
+        """Queue a line just read, with the time it was read."""
+        self._lines.put((line, time.perf_counter()))
+
+    def finish(self, stop: bool) -> None:
+        """No more commands: the last search is stopped (``quit``) or, at the end of
+        input, treated as :meth:`Server.end_of_input` says."""
+        self._stop_at_end = stop
+        self._lines.put(None)
+
+    def _run(self) -> None:
+        while (item := self._lines.get()) is not None:
+            self.server.handle(*item)
+        try:
+            if self._stop_at_end:
+                self.server.finish_search(stop=True)
+            else:
+                self.server.end_of_input()
+        except Exception as exc:  # noqa: BLE001 - the process must still exit cleanly
+            self.server.out.error(f"internal error at exit: {exc!r}")

@@ -1,0 +1,92 @@
+"""The engine process: a UCI-style line protocol on stdin and stdout.
+
+This module starts the process's threads and is its main thread.  Four kinds
+of thread, so that nothing slow can keep the process from hearing ``quit`` or
+the end of its input:
+
+- the main thread only reads lines; ``quit`` and end of input it acts on itself;
+- one command thread (:mod:`.command_thread`) carries out every other command,
+  in order, while the main thread still reads;
+- a search runs in a worker thread (:mod:`.search_job`), so ``stop``,
+  ``isready`` and ``ponderhit`` are answered while it thinks;
+- one writer thread (:mod:`.output`) owns stdout, so a reader that does not
+  read blocks nobody.
+
+The commands themselves are :mod:`.server`'s; ``protocol.md`` is the contract
+for every one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Iterator, NoReturn
+
+from .command_thread import CommandThread
+from .lines import MAX_LINE_BYTES, bounded_lines
+from .output import Output
+from .server import Server
+
+
+def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
+    """Lines of input as text; an over-long or non-UTF-8 line is reported and skipped."""
+    for raw in bounded_lines(stream):
+        if raw is None:
+            out.error(f"line longer than {MAX_LINE_BYTES} bytes ignored")
+            continue
+        try:
+            yield raw.decode("utf-8").strip("\r\n")
+        except UnicodeDecodeError:
+            out.error("line is not valid UTF-8; ignored")
+
+
+def is_quit(line: str) -> bool:
+    return line.split() == ["quit"]
+
+
+def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
+    """The protocol loop; it ends the process with status 0.
+
+    ``quit`` ends the process at once: the running search is stopped and its
+    bestmove written, the commands read before it are carried out (a ``go``
+    among them is answered as if stopped at once), but a command that cannot
+    be interrupted (``bench``, a table being set up) is not waited for.  At the
+    end of input the commands already read are carried out (see
+    :meth:`Server.end_of_input`).  Either way the output is written out unless
+    the reader has stopped reading; a reader that is gone ends the process
+    quietly with status 0."""
+    stream = stdout or sys.stdout
+    if hasattr(stream, "reconfigure"):  # echoed input must never fail to encode
+        stream.reconfigure(errors="backslashreplace")
+    out = Output(stream, on_gone=_exit_quietly)
+    server = Server(out)
+    commands = CommandThread(server)
+    quit_read = _hand_over(read_lines(stdin or sys.stdin.buffer, out), server, commands)
+    commands.finish(stop=quit_read)
+    while commands.thread.is_alive():
+        commands.thread.join(0.05)
+        if quit_read and server.busy:
+            break
+    out.drain()
+    _exit_quietly()
+
+
+def _hand_over(lines: Iterator[str], server: Server, commands: CommandThread) -> bool:
+    """Queue every line for the command thread until ``quit`` (True), which stops the
+    running search at once, or the end of input (False)."""
+    for line in lines:
+        if is_quit(line):
+            server.interrupt()
+            return True
+        commands.put(line)
+    return False
+
+
+def _exit_quietly() -> NoReturn:
+    """Exit with status 0 at once, without the interpreter's shutdown: that takes
+    most of a second (numba's and numpy's clean-up) when quit is meant to be
+    prompt, and it would block on, or complain about, a stdout that cannot be
+    flushed because its reader is gone or not reading.  Every line the reader
+    could take has been written and flushed by then."""
+    sys.stderr.flush()
+    os._exit(0)

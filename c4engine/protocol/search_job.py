@@ -1,0 +1,92 @@
+"""One ``go`` as the engine process runs it: a worker thread, its stop, its one ``bestmove``.
+
+Kept apart from the command handlers because a search outlives the command that
+started it: ``stop``, ``ponderhit`` and ``quit`` reach it from other threads
+while it thinks, and whatever happens in the search, exactly one ``bestmove``
+line follows.  The server imports this module only once the search is loaded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ..rules.board import Board
+from ..rules.notation import format_move
+from ..search.pool import StopSignal, deadline_timer
+from .backend import Backend, bestmove_line
+from .go_params import GoParams
+from .output import Output
+
+
+class SearchJob:
+    """One ``go``: a worker thread that searches, then writes the one ``bestmove``.
+
+    Under ``go infinite`` or ``go ponder`` the bestmove waits, even when the
+    search ends by itself, until ``stop`` (or ``ponderhit`` for ponder), as UCI
+    requires.  ``drops`` and ``debug`` are the server's when the ``go`` was read."""
+
+    def __init__(self, out: Output, backend: Backend, position: Board, params: GoParams,
+                 read_at: float, drops: bool, debug: bool) -> None:
+        self.out = out
+        self.read_at = read_at
+        self.backend = backend
+        self.position = position
+        self.params = params
+        self.drops = drops
+        self.debug = debug
+        self.signal = StopSignal()
+        self.pondering = params.ponder
+        self.release = threading.Event()
+        if not (params.infinite or params.ponder):
+            self.release.set()
+        self._timer: threading.Timer | None = None
+        self.thread = threading.Thread(target=self._run, name="search", daemon=True)
+
+    def stop(self) -> None:
+        """Also ends pondering: a ``ponderhit`` after ``stop`` is an error."""
+        self.pondering = False
+        self.signal.fire()
+        self.release.set()
+
+    def bounded(self) -> bool:
+        """Whether a limit will end the search without ``stop``: a depth, a node count,
+        a movetime, or a clock that runs (not while pondering)."""
+        params = self.params
+        if params.infinite or self.pondering:
+            return False
+        if params.depth is not None or params.nodes is not None or params.movetime is not None:
+            return True
+        return params.clock(self.position.side_to_move == 0)[0] is not None
+
+    def ponderhit(self) -> None:
+        """The opponent played the move we pondered on: now the clock runs."""
+        self.pondering = False
+        budget = self.backend.budget(self.position, self.params)
+        if budget is not None:
+            self._timer = deadline_timer(budget.soft_ms, self.signal)
+        if not self.params.infinite:
+            self.release.set()
+
+    def _run(self) -> None:
+        timed = not (self.params.infinite or self.params.ponder)
+        try:
+            spent_ms = (time.perf_counter() - self.read_at) * 1000.0
+            limits = self.backend.limits(self.position, self.params, timed, spent_ms)
+            if self.debug:
+                self.out(f"info string debug {limits}")
+            result = self.backend.search(self.position, limits, self.signal, self.drops)
+            line = bestmove_line(self.position, result, self.drops)
+        except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
+            self.out.error(f"internal error in the search: {exc!r}")
+            line = self._fallback_bestmove()
+        self.release.wait()
+        if self._timer is not None:
+            self._timer.cancel()
+        self.out(line)
+
+    def _fallback_bestmove(self) -> str:
+        moves = self.position.legal_moves()
+        if not moves:
+            return "bestmove (none)"
+        return f"bestmove {format_move(moves[len(moves) // 2], self.position, self.drops)}"
