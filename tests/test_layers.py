@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "c4engine"
 LAYER_OF_FOLDER = {"rules": 0, "kernel": 1, "search": 2, "protocol": 3}
 BOTTOM_MODULES = {"c4engine.geometry", "c4engine.inputs", "c4engine.version"}  # standard library only
 CLIENTS = 4
-SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer", "c4engine.verdicts")
+SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer", "c4engine.verdicts",
+                       "c4engine.verdict_text")
 
 
 def module_name(path: Path) -> str:

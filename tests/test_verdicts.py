@@ -28,11 +28,10 @@ from c4engine.verdicts import (
     pons_of_mate,
     position_value,
     possible_marks,
-    score_text,
-    score_words,
     summarize,
     value_of_line,
 )
+from c4engine.verdict_text import score_text, score_words
 
 
 def line(col: int, kind: str, value: int, depth: int = 10, bound: str | None = None) -> dict:

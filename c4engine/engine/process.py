@@ -41,7 +41,7 @@ Output = str | None | _OutputEnd  # a line, a line over MAX_LINE_BYTES (dropped)
 
 def _pump(stream: IO[bytes], sink: Callable[[Output], None]) -> None:
     """Feed ``sink`` each line of ``stream`` as text (None for a line too long,
-    :func:`~c4engine.inputs.bounded_lines`), then the end.  Whatever stops the
+    :func:`~c4engine.protocol.lines.bounded_lines`), then the end.  Whatever stops the
     reading (a MemoryError under a memory cap, say) ends the output with its
     reason: the thread itself never dies of it."""
     failure = ""

@@ -18,13 +18,8 @@ from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
 from ..reviewer.games import GameInput, game_review, judge_of
 from ..reviewer.report import annotated
-from ..verdicts import (
-    GameJudge,
-    Search,
-    first_player_scores,
-    review_dict,
-    win_now,
-)
+from ..verdict_text import first_player_scores, review_dict
+from ..verdicts import GameJudge, Search, win_now
 
 MOVETIME_MS = 3000  # the cap per search; c4engine needs well under a second for most
 
