@@ -15,13 +15,10 @@ import pytest
 from engine_process import ended_within
 
 from c4engine import Position
-from c4engine.engine.client import (
+from c4engine.engine.client import EngineClient, EngineDied, EngineError, EngineTimeout
+from c4engine.engine.limits import (
     READY_SECONDS_PER_GIB,
     SEARCH_GRACE,
-    EngineClient,
-    EngineDied,
-    EngineError,
-    EngineTimeout,
     Limit,
     SearchResult,
     hash_ready_seconds,

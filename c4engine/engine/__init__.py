@@ -50,7 +50,8 @@ Not thread-safe: one thread drives one engine.
 
 from __future__ import annotations
 
-from .client import EngineClient, Limit, SearchResult
+from .client import EngineClient
+from .limits import Limit, SearchResult
 from .info import InfoDict, Score, collect_lines, merge_info, parse_info
 from .process import EngineDied, EngineError, EngineTimeout
 from .simple import PlayResult, SimpleEngine

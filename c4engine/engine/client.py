@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import queue
 import shlex
@@ -11,16 +10,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import IO
 
-from ..geometry import STANDARD, Geometry
+from ..geometry import STANDARD
 from ..protocol.go_params import GoParams
 from ..protocol.lines import MAX_LINE_BYTES
 from ..rules.board import Board
-from ..rules.notation import format_line, parse_fen
-from ..rules.variants import BOARD_NAME_PREFIX, Variant, built_in
-from .info import InfoDict, add_info, parse_number
+from ..rules.variants import Variant, built_in
+from .info import InfoDict, add_info
+from .limits import HANDSHAKE_TIMEOUT, READY_TIMEOUT, SearchResult, hash_ready_seconds
 from .process import (
     STDERR_LINES_KEPT,
     EngineDied,
@@ -35,29 +33,7 @@ from .process import (
     spawn_arguments,
     start_failure,
 )
-
-HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
-
-
-READY_TIMEOUT = 15.0  # ... and for `readyok`
-
-
-# An engine that touches every page of its transposition table before readyok is slow
-# with a large Hash: c4engine did so until its tables were allocated lazily (9-18 s for
-# Hash 8192 on this 2-core machine, 23.3 s for Hash 4096 with the load average at 7,
-# 5.8 s per GiB).  A readyok after a large Hash gets this much longer per GiB asked
-# for, rather than the referee refusing to start such an engine.
-READY_SECONDS_PER_GIB = 8.0
-
-
-SEARCH_GRACE = 5.0  # past its time limit, before a search counts as silent (SimpleEngine: stop included)
-
-
-STOP_GRACE = 1.0  # of that, what is kept for a search given up on to answer stop and isready
-
-
-SEARCH_TIMEOUT = 60.0  # for searches limited by depth or nodes only
-
+from .uci import learn_uci_line, offers_variant, position_command, takes_board_variant
 
 QUIT_TIMEOUT = 2.0
 
@@ -69,107 +45,6 @@ POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
 
 
 QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
-
-
-@dataclass(frozen=True)
-class Limit:
-    """How long to search, python-chess' ``Limit``: seconds for times and clocks."""
-
-    time: float | None = None
-    depth: int | None = None
-    nodes: int | None = None
-    mate: int | None = None
-    white_clock: float | None = None
-    black_clock: float | None = None
-    white_inc: float | None = None
-    black_inc: float | None = None
-    remaining_moves: int | None = None
-
-    def go_params(self) -> GoParams:
-        """The ``go`` command that asks for this; ValueError (GoParamsError) when a
-        value is out of range or a time is not a finite number."""
-        def ms(seconds: float | None) -> int | None:
-            if seconds is None:
-                return None
-            if not math.isfinite(seconds):
-                raise ValueError(f"Limit: {seconds} is not a finite number of seconds")
-            return max(0, round(seconds * 1000))
-        return GoParams(wtime=ms(self.white_clock), btime=ms(self.black_clock),
-                        winc=ms(self.white_inc), binc=ms(self.black_inc),
-                        movetime=ms(self.time), depth=self.depth, nodes=self.nodes,
-                        mate=self.mate, movestogo=self.remaining_moves)
-
-    def timeout(self, side_to_move: int) -> float:
-        """How long a search with this limit may take, all told, before the engine
-        counts as silent."""
-        clock = (self.white_clock, self.black_clock)[side_to_move]
-        times = [t for t in (self.time, clock) if t is not None]
-        return min(times) + SEARCH_GRACE if times else SEARCH_TIMEOUT
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """The answer to ``go``: the move as sent, the last info of each MultiPV line
-    (``lines[0]`` is ``multipv 1``), and the seconds from ``go`` to ``bestmove``."""
-
-    bestmove: str
-    lines: tuple[InfoDict, ...] = ()
-    elapsed: float = 0.0
-
-    @property
-    def info(self) -> InfoDict:
-        """The best line's info (``multipv 1``, or lines that name no MultiPV number)."""
-        return next((info for info in self.lines if info.get("multipv", 1) == 1), InfoDict())
-
-
-def hash_ready_seconds(options: Sequence[tuple[str, str]]) -> float:
-    """Extra ``readyok`` time for a large ``Hash`` option (see READY_SECONDS_PER_GIB)."""
-    for name, value in options:
-        if name.lower() == "hash":
-            try:
-                return max(0, parse_number(value.strip())) / 1024 * READY_SECONDS_PER_GIB
-            except ValueError:
-                return 0.0
-    return 0.0
-
-
-def learn_uci_line(line: str, options: dict[str, str]) -> str | None:
-    """One line of an engine's ``uci`` reply: an ``option`` goes into ``options``
-    (its name -> the rest of the line from ``type`` on); an ``id name`` is returned."""
-    words = line.split()
-    if words[:2] == ["id", "name"]:
-        return " ".join(words[2:])
-    if words[:2] == ["option", "name"] and "type" in words:
-        end = words.index("type")
-        options[" ".join(words[2:end])] = " ".join(words[end:])
-    return None
-
-
-def offers_variant(options: dict[str, str], variant: str) -> bool:
-    """Whether the options an engine announced list ``variant`` as a ``UCI_Variant``
-    value (a whole word after ``var``: ``cfourx`` is not ``cfour``)."""
-    words = options.get("UCI_Variant", "").split()
-    return any(a == "var" and b == variant for a, b in zip(words, words[1:]))
-
-
-def takes_board_variant(options: dict[str, str], variant: str) -> bool:
-    """Whether an engine may be given ``variant``, the built-in name of a board
-    (``cfour-8x7``): it lists it, or it lists such names at all (c4engine lists a few
-    and takes any ``cfour-WxH``)."""
-    return offers_variant(options, variant) or (variant.startswith(BOARD_NAME_PREFIX) and any(
-        word.startswith(BOARD_NAME_PREFIX) for word in options.get("UCI_Variant", "").split()))
-
-
-def position_command(moves: Sequence[int], start_fen: str | None,
-                     drops: bool, geometry: Geometry = STANDARD) -> tuple[str, Board]:
-    """``position startpos|fen <start_fen> [moves ...]`` on the board of ``geometry``
-    with ``moves`` as columns 1..W written as drops or digits (``drops``), and the
-    position they reach; RulesError when the moves or the FEN are not legal."""
-    start = parse_fen(start_fen, geometry) if start_fen else Board(geometry=geometry)
-    cols = [col - 1 for col in moves]
-    tokens = format_line(start, cols, drops)
-    line = f"position fen {start_fen}" if start_fen else "position startpos"
-    return line + (" moves " + " ".join(tokens) if tokens else ""), start.play_all(cols)
 
 
 class EngineClient:

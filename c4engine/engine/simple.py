@@ -8,14 +8,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..rules.board import Board, RulesError
-from .client import (
+from .client import EngineClient, EngineDied, EngineError, EngineTimeout
+from .limits import (
     HANDSHAKE_TIMEOUT,
     READY_TIMEOUT,
     STOP_GRACE,
-    EngineClient,
-    EngineDied,
-    EngineError,
-    EngineTimeout,
     Limit,
     SearchResult,
     hash_ready_seconds,

@@ -23,7 +23,8 @@ from __future__ import annotations
 import shlex
 import time
 
-from ..engine.client import SEARCH_GRACE, learn_uci_line, takes_board_variant
+from ..engine.limits import SEARCH_GRACE
+from ..engine.uci import learn_uci_line, takes_board_variant
 from ..engine.info import engine_move, parse_info
 from ..engine.process import start_failure
 from ..geometry import STANDARD, Geometry

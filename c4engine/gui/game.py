@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.client import position_command
+from ..engine.uci import position_command
 from ..geometry import Geometry
 from ..rules.board import Board
 from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen, uses_digits

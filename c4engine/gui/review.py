@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.client import position_command
+from ..engine.uci import position_command
 from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
 from ..reviewer.games import GameInput, game_review, judge_of

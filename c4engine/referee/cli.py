@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..engine.client import HANDSHAKE_TIMEOUT
+from ..engine.limits import HANDSHAKE_TIMEOUT
 from ..engine.process import EngineError, own_engine_argv
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import MAX_VALUE

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.client import HANDSHAKE_TIMEOUT, SEARCH_TIMEOUT
+from ..engine.limits import HANDSHAKE_TIMEOUT, SEARCH_TIMEOUT
 from ..geometry import STANDARD
 from ..rules.variants import Variant, built_in
 from .stats import SprtParams

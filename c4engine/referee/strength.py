@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
-from ..engine.client import Limit
+from ..engine.limits import Limit
 from ..engine.info import engine_move
 from ..engine.process import EngineTimeout
 from ..engine.simple import SimpleEngine

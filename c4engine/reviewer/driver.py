@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..arguments import seconds
-from ..engine.client import SEARCH_GRACE, EngineClient
+from ..engine.client import EngineClient
+from ..engine.limits import SEARCH_GRACE
 from ..engine.process import own_engine_argv
 from ..geometry import STANDARD, Geometry
 from ..protocol.go_params import GoParams
