@@ -263,13 +263,20 @@ class Searcher:
         generation = (sample >> self.kernel.table.GEN_SHIFT) & (GENERATIONS - 1)
         return int(np.count_nonzero((sample != 0) & (generation == self.mem[GENERATION])))
 
-    def warm_up(self) -> None:
+    def warm_up(self, searching: bool = True) -> None:
         """Run every kernel entry point once on an easy position, so that numba compiles
-        (or loads from its cache) before the first real search is timed."""
+        (or loads from its cache) before the first real search is timed: those of
+        the exact solve (with helper threads, both of its ways: every thread on the
+        whole solve, or each on its own windows), and with ``searching`` those of
+        the depth-limited search too."""
         pos = warm_up_position(self.geometry)
-        self.search(pos, Limits(depth=2))
-        self.search(pos, Limits(depth=2), multipv=2)
+        if searching:
+            self.search(pos, Limits(depth=2))
+            self.search(pos, Limits(depth=2), multipv=2)
         self.solve(pos)
+        if self._helpers and not pos.can_win_now():
+            self.clear()
+            self._solve_shared(pos)
         self.clear()
 
     def race(self, job: Callable[[SearchThread], int], node_budget: int) -> Race:
