@@ -105,7 +105,7 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
                                  f"{MAX_DIGIT_COLUMNS} columns", param_hint="'--board'")
     started = time.perf_counter()
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads, geometry=geometry)
+    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True)
     searcher.warm_up(searching=False)
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()

@@ -70,6 +70,7 @@ from .memory import (
     ENTRY_BYTES,
     WIPE_BY_WRITING_MB,
     allocate_zeros,
+    fault_in,
     forget_pages,
 )
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
@@ -143,11 +144,19 @@ class Searcher:
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
     :meth:`set_threads` allocate the new buffer before letting the old one go:
-    if the allocation fails they raise MemoryError and change nothing."""
+    if the allocation fails they raise MemoryError and change nothing.
+
+    The table's pages come as the searches touch them, so that a large table costs
+    memory only where it is used; with ``resident`` they are all mapped at once
+    when the table is made or wiped (:func:`~c4engine.search.memory.fault_in`),
+    for the ``solve`` command, whose long searches touch them all anyway and
+    whose timing should not include their faults."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
-                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD) -> None:
+                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
+                 resident: bool = False) -> None:
         self.geometry = geometry
+        self.resident = resident
         self.kernel = kernel_for(geometry)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
@@ -175,6 +184,8 @@ class Searcher:
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
         buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
+        if self.resident:
+            fault_in(buffer, table_start(self.kernel, threads))
         views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
@@ -242,13 +253,16 @@ class Searcher:
         wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
         the next search finds its pages mapped); a larger one gives its pages back
         to the system, which takes no time and no memory but makes the next
-        searches fault the pages in again as they touch them."""
+        searches fault the pages in again as they touch them (a resident table
+        has them mapped again here)."""
         generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
         if generation == 0:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
             else:
                 forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
+                if self.resident:
+                    fault_in(self._buffer, table_start(self.kernel, len(self.threads)))
         for thread in self.threads:
             thread.mem[GENERATION] = generation
 
