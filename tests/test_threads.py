@@ -257,7 +257,7 @@ def test_a_probe_the_range_has_settled_is_never_joined() -> None:
     searcher = Searcher(hash_mb=1, threads=2)
     main = searcher.threads[0]
     probes = SharedProbes(Board(), searcher.kernel.solve)
-    probes.started, probes.lowest, probes.highest, probes.probing[main] = True, -20, 0, 1
+    probes.lowest, probes.highest, probes.probing[main] = -20, 0, 1
     assert probes.lowest <= probes._free_point() < probes.highest
 
 
