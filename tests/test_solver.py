@@ -276,3 +276,36 @@ def test_pons_full_sets(searcher: Searcher, name: str, count: int) -> None:
     lines = pons_lines(name)[:count]
     assert len(lines) == count
     check_scores(searcher, lines, weak=False, clear=True)
+
+
+def probes_until_solved(score: int, stones: int) -> list[int]:
+    """The points the solver probes, one thread, for a position of ``stones`` stones whose
+    score is ``score`` (each probe answering as the search would: above the point
+    or not)."""
+    solve = Searcher(hash_mb=1).kernel.solve
+    lowest, highest = (int(bound) for bound in solve.score_range(stones, False))
+    points = []
+    while lowest < highest:
+        point = int(solve.probe_point(lowest, highest, stones))
+        points.append(point)
+        value = int(solve.to_internal(point + 1 if score > point else point))
+        lowest, highest = (int(bound) for bound in solve.narrowed(lowest, highest, point, value))
+    assert lowest == score
+    return points
+
+
+def test_an_early_position_is_probed_outwards_from_0() -> None:
+    """Early, the score lies near 0: after 0, each probe is the next score out on the
+    known side, never a far one (the probes next to the score cost most, and a far
+    one is wasted there)."""
+    assert probes_until_solved(0, 0) == [0, -1]
+    assert probes_until_solved(1, 0) == [0, 1]
+    assert probes_until_solved(-2, 3) == [0, -1, -2, -3]
+    assert probes_until_solved(3, 5) == [0, 1, 2, 3]
+
+
+def test_a_later_position_is_probed_halfway_to_the_extremes() -> None:
+    """From WEAK_FIRST_STONES on, Pons' order: the first probes are far from 0, where a
+    search fails fast."""
+    points = probes_until_solved(0, 20)
+    assert abs(points[0]) > 2 and abs(points[1]) > 2

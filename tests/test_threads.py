@@ -28,7 +28,7 @@ from c4engine.protocol.options import find_spec
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
-from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, forget_pages
+from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
 from c4engine.search.pool import StopSignal
 from c4engine.search.probes import SharedProbes
 from c4engine.search.searcher import Searcher
@@ -257,7 +257,7 @@ def test_a_probe_the_range_has_settled_is_never_joined() -> None:
     searcher = Searcher(hash_mb=1, threads=2)
     main = searcher.threads[0]
     probes = SharedProbes(Board(), searcher.kernel.solve)
-    probes.started, probes.lowest, probes.highest, probes.probing[main] = True, -20, 0, 1
+    probes.lowest, probes.highest, probes.probing[main] = -20, 0, 1
     assert probes.lowest <= probes._free_point() < probes.highest
 
 
@@ -296,6 +296,38 @@ def test_forgotten_pages_read_as_zeros() -> None:
     buffer[:] = 7
     forget_pages(buffer, 1001)
     assert np.all(buffer[:1001] == 7) and not np.any(buffer[1001:])
+
+
+def resident_mb() -> float:
+    """The process's resident memory (Linux: /proc/self/statm)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are faulted in ahead on Linux only")
+def test_faulted_in_pages_are_resident_and_keep_their_data() -> None:
+    buffer = allocate_zeros(64 << 17)  # 64 MB
+    buffer[:1000] = 7
+    before = resident_mb()
+    fault_in(buffer, 500)
+    assert resident_mb() - before > 60
+    assert np.all(buffer[:1000] == 7) and not np.any(buffer[1000:])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are faulted in ahead on Linux only")
+def test_a_resident_table_is_mapped_again_after_a_wipe() -> None:
+    """The solve command's table: all of it mapped when made, and again after the 16th
+    clear hands its pages back; the ordinary one stays lazy."""
+    before = resident_mb()
+    lazy = Searcher(hash_mb=300)
+    assert resident_mb() - before < 50
+    resident = Searcher(hash_mb=300, resident=True)
+    assert resident_mb() - before > 280
+    for _ in range(table.GENERATIONS):
+        resident.clear()
+    assert int(resident.mem[layout.GENERATION]) == 0 and not np.any(resident.tt)
+    assert resident_mb() - before > 280
+    del lazy
 
 
 def test_a_cleared_large_table_forgets_everything() -> None:

@@ -63,13 +63,16 @@ def score_range(stones: int, weak: bool) -> tuple[int, int]:
 
 
 @jit
-def probe_point(lowest: int, highest: int, stones: int, first: bool) -> int:
-    """Where to probe ``lowest..highest`` next (see :func:`solve`): halfway, moved halfway
-    towards the extreme on its side, where a search fails fast; 0 for the first probe
-    of an early position."""
+def probe_point(lowest: int, highest: int, stones: int) -> int:
+    """Where to probe ``lowest..highest`` next (see :func:`solve`): for an early position,
+    0 while the range holds both signs, then the next score out from 0 on the
+    range's side; later, halfway, moved halfway towards the extreme on its side,
+    where a search fails fast."""
+    if stones < WEAK_FIRST_STONES:
+        if lowest <= 0 < highest:
+            return 0
+        return highest - 1 if highest <= 0 else lowest
     middle = lowest + half(highest - lowest)
-    if first and stones < WEAK_FIRST_STONES:
-        return 0
     if middle <= 0 and half(lowest) < middle:
         return half(lowest)
     if middle >= 0 and half(highest) > middle:
@@ -106,17 +109,16 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     narrow the range by more than the window did.
 
     Early positions (fewer than WEAK_FIRST_STONES) are probed at 0 first, as a
-    weak solve, and narrowed from there: no four can come early, their scores lie
-    near 0, and then Pons' far probes are wasted; later, a probe at 0 costs more
-    than Pons' order.  The
+    weak solve, then one score further out at a time: no four can come early,
+    their scores lie near 0, and then Pons' far probes are wasted (each probe
+    towards the score costs more than the one before, and the last, next to the
+    score, most); later, a probe at 0 costs more than Pons' order.  The
     result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)
     lowest, highest = score_range(stones, weak)
-    first = True
     while lowest < highest and not mem[ABORTED]:
-        middle = probe_point(lowest, highest, stones, first)
-        first = False
+        middle = probe_point(lowest, highest, stones)
         value = probe(current, mask, stones, middle, mem)
         lowest, highest = narrowed(lowest, highest, middle, value)
     return lowest

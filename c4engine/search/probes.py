@@ -30,7 +30,6 @@ class SharedProbes:
         self.solve = solve
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
         self.probing: dict[SearchThread, int] = {}
-        self.started = False
         self.nodes = 0
         self.lock = threading.Lock()
 
@@ -52,7 +51,6 @@ class SharedProbes:
             if self.lowest >= self.highest:
                 return None
             point = self._free_point()
-            self.started = True
             self.probing[thread] = point
             thread.begin(UNLIMITED)
             return point
@@ -67,7 +65,7 @@ class SharedProbes:
         claimed among themselves."""
         open_points = [point for point in self.probing.values() if self.lowest <= point < self.highest]
         if not open_points:
-            return int(self.solve.probe_point(self.lowest, self.highest, self.pos.stones, not self.started))
+            return int(self.solve.probe_point(self.lowest, self.highest, self.pos.stones))
         point = max(open_points)
         return 1 if point == 0 and 1 < self.highest else point
 

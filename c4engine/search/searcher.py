@@ -58,7 +58,7 @@ from ..rules.board import Board
 from .buffer_layout import busy_slots, table_entries, table_start
 from .iterations import Iterations
 from .limits import Limits
-from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, forget_pages
+from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, fault_in, forget_pages
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
 from .report import Report, Result
@@ -78,11 +78,19 @@ class Searcher:
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
     :meth:`set_threads` allocate the new buffer before letting the old one go:
-    if the allocation fails they raise MemoryError and change nothing."""
+    if the allocation fails they raise MemoryError and change nothing.
+
+    The table's pages come as the searches touch them, so that a large table costs
+    memory only where it is used; with ``resident`` they are all mapped at once
+    when the table is made or wiped (:func:`~c4engine.search.memory.fault_in`),
+    for the ``solve`` command, whose long searches touch them all anyway and
+    whose timing should not include their faults."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
-                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD) -> None:
+                 book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
+                 resident: bool = False) -> None:
         self.geometry = geometry
+        self.resident = resident
         self.kernel = kernel_for(geometry)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
@@ -110,6 +118,8 @@ class Searcher:
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
         buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
+        if self.resident:
+            fault_in(buffer, table_start(self.kernel, threads))
         views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
@@ -177,13 +187,16 @@ class Searcher:
         wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
         the next search finds its pages mapped); a larger one gives its pages back
         to the system, which takes no time and no memory but makes the next
-        searches fault the pages in again as they touch them."""
+        searches fault the pages in again as they touch them (a resident table
+        has them mapped again here)."""
         generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
         if generation == 0:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
             else:
                 forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
+                if self.resident:
+                    fault_in(self._buffer, table_start(self.kernel, len(self.threads)))
         for thread in self.threads:
             thread.mem[GENERATION] = generation
 
@@ -213,13 +226,20 @@ class Searcher:
         length = self.kernel.solve.principal_variation(pos.current, pos.mask, first_col, self.mem, out)
         return tuple(int(col) for col in out[:length])
 
-    def warm_up(self) -> None:
+    def warm_up(self, searching: bool = True) -> None:
         """Run every kernel entry point once on an easy position, so that numba compiles
-        (or loads from its cache) before the first real search is timed."""
+        (or loads from its cache) before the first real search is timed: those of
+        the exact solve (with helper threads, both of its ways: every thread on the
+        whole solve, or each on its own windows), and with ``searching`` those of
+        the depth-limited search too."""
         pos = warm_up_position(self.geometry)
-        self.search(pos, Limits(depth=2))
-        self.search(pos, Limits(depth=2), multipv=2)
+        if searching:
+            self.search(pos, Limits(depth=2))
+            self.search(pos, Limits(depth=2), multipv=2)
         self.solve(pos)
+        if self._helpers and not pos.can_win_now():
+            self.clear()
+            self._solve_shared(pos)
         self.clear()
 
     def race(self, job: Callable[[SearchThread], int], node_budget: int) -> Race:
