@@ -1,11 +1,17 @@
-"""numba's cache and edits to the files the kernel compiles in (kernel.jit.drop_stale_entries)."""
+"""numba's cache: edits to the files the kernel compiles in (kernel.jit.drop_stale_entries),
+and boards compiled at once by several processes (kernel.specialise)."""
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from c4engine.geometry import Geometry
 from c4engine.kernel import specialise
 from c4engine.kernel.jit import drop_stale_entries, jitted_sources
 
@@ -85,3 +91,50 @@ def test_kernel_copies_of_edited_sources_go_beside_the_package(tmp_path: Path, m
         (shared / sources).mkdir(parents=True)
     specialise._drop_stale_copies(shared / "new")
     assert sorted(p.name for p in shared.iterdir()) == ["new", "old"]
+
+
+def test_a_board_copy_compiles_its_own_rules_functions(tmp_path: Path, monkeypatch) -> None:
+    """numba specialises the rules' bit tricks on each board's constants; a copy
+    importing them from c4engine.rules would put every board's entries in one
+    cache file, which two processes compiling at once corrupt (docs/design.md)."""
+    monkeypatch.setenv(specialise.CACHE_ENV, str(tmp_path))
+    folder = specialise._copy_folder(Geometry(6, 5, 4))
+    for name in specialise.COMPILED_RULES:
+        own = folder / f"{name}.py"
+        assert own.read_text() == (specialise.RULES_DIR / f"{name}.py").read_text()
+    copies = "".join(path.read_text() for path in folder.glob("*.py"))
+    assert "from . import bits, scores" in (folder / "jit.py").read_text()
+    assert not re.search(r"^\s*from (c4engine|\.\.)\.?rules", copies, re.MULTILINE)
+
+
+# A first use of each board at once on a fresh cache (6x4 twice: one board's first
+# use by two processes); their weak solves of the empty board.
+CONCURRENT_BOARDS = {"6x4": "-1", "5x4": "0", "4x5": "0"}
+
+
+def solve_empty_board(board: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "c4engine", "solve", "--weak", "--board", board],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def modules_with_cache_entries(numba_cache: Path) -> set[str]:
+    """The packages whose functions have entries: numba names a folder of
+    ``NUMBA_CACHE_DIR`` after the source folder and the hash of its path."""
+    return {index.parent.name.rsplit("_", 1)[0] for index in numba_cache.rglob("*.nbi")}
+
+
+@pytest.mark.slow
+def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
+    """Every process answers right, and no numba cache file is written for two
+    boards: each board's entries are in its copy's folder only."""
+    numba_cache = tmp_path / "numba"
+    env = {**os.environ, specialise.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(numba_cache)}
+    boards = [*CONCURRENT_BOARDS, "6x4"]
+    processes = [solve_empty_board(board, env) for board in boards]
+    for board, process in zip(boards, processes):
+        out, err = process.communicate("\n", timeout=600)
+        assert process.returncode == 0, err
+        assert out.split()[0] == CONCURRENT_BOARDS[board], (board, out)
+    assert modules_with_cache_entries(numba_cache) == {
+        specialise.module_name(Geometry.parse(board)) for board in CONCURRENT_BOARDS}

@@ -10,9 +10,10 @@ restrict the opponent.  On any board: when one column is left with ``h``
 stones in it, the first player is to move exactly when ``W*H - (H - h)`` is
 even, and then takes rows ``h, h + 2, ...``; so the first player's rows
 (counted from 0) have the parity of ``(W - 1) * H``.  That is the odd rows
-(from 1) whenever ``H`` or ``W`` is odd, and the even rows on an odd height with
-an even width, where the roles swap (see ``FIRST_PLAYER_ROWS``).  This is a
-heuristic's premise, not a proof, so only the evaluation relies on it.  The
+(from 1) when ``H`` is even or ``W`` is odd (7x6, 7x7), and the even rows on
+an odd height with an even width (8x7, 6x7), where the roles swap (see
+:func:`zugzwang_rows`, docs/design.md "Zugzwang rows").  This is a heuristic's
+premise, not a proof, so only the evaluation relies on it.  The
 evaluation therefore counts each side's threats (empty cells that would
 complete a line) by parity and by whether an opponent threat below them makes
 them unreachable, and adds something for stones by their column, central
@@ -36,13 +37,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, HEIGHT, WIDTH
+from ..geometry import Geometry
+from .constants import BOARD_MASK, GEOMETRY, WIDTH
 from .jit import column_cells, jit, popcount, smear_up, winning_cells
 
-ODD_ROWS = BOTTOM_MASK * sum(1 << row for row in range(0, HEIGHT, 2))  # rows 1, 3, 5, ... from the bottom
+
+def odd_rows(geometry: Geometry) -> int:
+    """The cells of rows 1, 3, 5, ... counted from the bottom."""
+    return geometry.bottom_mask * sum(1 << row for row in range(0, geometry.height, 2))
+
+
+def zugzwang_rows(geometry: Geometry) -> tuple[int, int]:
+    """The first and the second player's zugzwang rows (module docstring): the rows
+    each takes in the last column left, whatever its height then."""
+    odd = odd_rows(geometry)
+    first = odd if (geometry.width - 1) * geometry.height % 2 == 0 else geometry.board_mask ^ odd
+    return first, geometry.board_mask ^ first
+
+
+ODD_ROWS = odd_rows(GEOMETRY)
 EVEN_ROWS = BOARD_MASK ^ ODD_ROWS  # rows 2, 4, 6, ...
-FIRST_PLAYER_ROWS = ODD_ROWS if (CELLS - HEIGHT) % 2 == 0 else EVEN_ROWS  # zugzwang rows (module docstring)
-SECOND_PLAYER_ROWS = BOARD_MASK ^ FIRST_PLAYER_ROWS
+FIRST_PLAYER_ROWS, SECOND_PLAYER_ROWS = zugzwang_rows(GEOMETRY)
 
 # One player's threat counts, in this order, at FIRST_THREATS or SECOND_THREATS.
 GOOD_THREATS, OTHER_THREATS, DEAD_THREATS, STACKED_THREATS = range(4)

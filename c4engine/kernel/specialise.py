@@ -11,9 +11,13 @@ from the cache afterwards (docs/design.md, "One kernel per board").
 The 7x6 four-in-a-row kernel is this package itself.  A copy's folder is named
 after the hash of the sources it is made from (the kernel's files, the bit
 tricks, the scores and the geometry): an edit to any of them makes a new folder,
-so a copy never runs stale code.  The folders live beside the package when it is
-writable (as numba's own cache does), else in the user's cache folder
-(``$XDG_CACHE_HOME/c4engine/kernels``); ``C4ENGINE_KERNEL_CACHE`` names another.
+so a copy never runs stale code.  The rules' bit tricks and scores, which the
+kernel compiles in, are copied too: numba specialises them on each board's
+constants, and a cache file shared by the boards would be written by every
+process compiling one, which numba's cache does not survive (docs/design.md).
+The folders live beside the package when it is writable (as numba's own cache
+does), else in the user's cache folder (``$XDG_CACHE_HOME/c4engine/kernels``);
+``C4ENGINE_KERNEL_CACHE`` names another.
 """
 
 from __future__ import annotations
@@ -35,10 +39,13 @@ from ..geometry import STANDARD, Geometry
 KERNEL_DIR = Path(__file__).resolve().parent
 PACKAGE_DIR = KERNEL_DIR.parent
 CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
+RULES_DIR = PACKAGE_DIR / "rules"
+COMPILED_RULES = ("bits", "scores")  # the rules modules whose functions the kernel compiles
 MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "built_book", "resolve", "negamax",
            "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
+_RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,11 @@ def kernel_for(geometry: Geometry) -> Kernel:
 def source_files() -> list[Path]:
     """What a copy is made from or compiles in: every kernel module, the bit tricks,
     the scores and the geometry."""
-    return [*sorted(KERNEL_DIR.glob("*.py")), PACKAGE_DIR / "rules" / "bits.py",
-            PACKAGE_DIR / "rules" / "scores.py", PACKAGE_DIR / "geometry.py"]
+    return [*sorted(KERNEL_DIR.glob("*.py")), *_compiled_rules(), PACKAGE_DIR / "geometry.py"]
+
+
+def _compiled_rules() -> list[Path]:
+    return [RULES_DIR / f"{name}.py" for name in COMPILED_RULES]
 
 
 def sources_hash() -> str:
@@ -113,7 +123,7 @@ def _copy_folder(geometry: Geometry) -> Path:
     staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    for source in KERNEL_DIR.glob("*.py"):
+    for source in [*KERNEL_DIR.glob("*.py"), *_compiled_rules()]:
         (staging / source.name).write_text(_copied_source(source, geometry))
     try:
         staging.rename(folder)
@@ -137,13 +147,25 @@ def _drop_stale_copies(current: Path) -> None:
 
 
 def _copied_source(source: Path, geometry: Geometry) -> str:
-    """A kernel file as its copy for ``geometry`` reads: imports from the rest of the
-    package made absolute, and the constants' geometry replaced."""
-    text = _PARENT_IMPORT.sub(r"\1from c4engine.\2", source.read_text())
+    """A kernel file as its copy for ``geometry`` reads: imports of the compiled rules
+    modules taken from the copy's own, other imports from the rest of the package
+    made absolute, and the constants' geometry replaced."""
+    text = _RULES_IMPORT.sub(_own_rules_import, source.read_text())
+    text = _PARENT_IMPORT.sub(r"\1from c4engine.\2", text)
     if source.stem == "constants":
         text = _GEOMETRY_LINE.sub(
             f"GEOMETRY = Geometry({geometry.width}, {geometry.height}, {geometry.connect})", text, count=1)
     return text
+
+
+def _own_rules_import(match: re.Match[str]) -> str:
+    """``from ..rules.bits import x`` or ``from ..rules import bits`` as the copy's own
+    ``from .bits import x`` or ``from . import bits``; other rules imports unchanged."""
+    indent, module, names = match.groups()
+    imported = [module] if module else [name.strip() for name in names.split(",")]
+    if not all(name in COMPILED_RULES for name in imported):
+        return match.group(0)
+    return f"{indent}from .{module or ''} import {names}"
 
 
 def _import_copy(geometry: Geometry, folder: Path) -> str:
