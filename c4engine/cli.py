@@ -8,6 +8,7 @@ is compiled or loaded.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import time
@@ -208,6 +209,14 @@ def skip_unused_numba_extras() -> None:
 
 
 def main() -> None:
-    """Entry point of the ``c4engine`` script."""
+    """Entry point of the ``c4engine`` script.
+
+    At the end the process's objects are frozen out of the garbage collector: the
+    interpreter's last collections would otherwise walk every object numba made
+    while loading the kernel, about 0.2 s of CPU on the way out, as long as solving
+    a small board."""
     skip_unused_numba_extras()
-    cli()
+    try:
+        cli()
+    finally:
+        gc.freeze()

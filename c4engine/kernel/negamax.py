@@ -79,6 +79,7 @@ from .table import (
     stored_move,
     table_key,
     tt_lookup,
+    tt_prefetch,
     tt_slot,
     tt_store,
 )
@@ -88,9 +89,11 @@ from .table import (
 # useful threats, the table's move, closeness to the centre.
 W_NEXT_TURN, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 42, 35, 1
 # Children's table entries are probed before the search (enhanced transposition
-# cutoffs) only while they have fewer stones than this: deeper, a probe costs more
-# than the cutoffs it finds (Steininger's threshold, width * height - 15).
-ETC_STONES = CELLS - 15
+# cutoffs) only while they have fewer stones than this: nearer the end, a probe costs
+# more than the cutoffs it finds.  Steininger's threshold is width * height - 15;
+# with the probes' entries prefetched together, probing down to 6 empty cells pays
+# (docs/design.md, "Move order").
+ETC_STONES = CELLS - 6
 DEFER_PLIES = 12  # see busy_slot
 
 # The recursive function is compiled eagerly with one signature: numba's cache
@@ -159,6 +162,61 @@ def window_for(sign: int, alpha: int, beta: int) -> tuple[int, int]:
     if sign > 0:
         return alpha, beta
     return -beta, -alpha
+
+
+@jit
+def store_child(mem: np.ndarray, child: int, col: int, score: int, current: int, mask: int, stones: int,
+                flips: int, lo: int, hi: int) -> None:
+    """Write a child into its CHILD_WORDS of a ply's scratch (see layout)."""
+    mem[child + C_COL] = col
+    mem[child + C_SCORE] = score
+    mem[child + C_CURRENT] = current
+    mem[child + C_MASK] = mask
+    mem[child + C_STONES] = stones
+    mem[child + C_FLIPS] = flips
+    mem[child + C_LO] = lo
+    mem[child + C_HI] = hi
+
+
+@jit
+def transposition_cutoffs(mem: np.ndarray, base: int, count: int, depth: int, alpha: int,
+                          beta: int) -> tuple[int, int, int]:
+    """Enhanced transposition cutoffs over the ``count`` children in the scratch at
+    ``base``, for a node searched ``depth`` plies within ``[alpha, beta]``: the table
+    entry of each child with fewer than ETC_STONES stones (prefetched when the child
+    was stored, so that the probes' cache misses overlap) tightens its bounds; a
+    child whose lower bound reaches ``alpha`` raises it (the node scores at least
+    that), and one whose upper bound cannot raise it is dropped (nothing to search).
+
+    Returns the new alpha, the column that raised it last (NO_MOVE: none did) and
+    how many children are left, in their order; at a cutoff (alpha >= beta) it
+    stops there."""
+    raised_by = NO_MOVE
+    kept = 0
+    for k in range(count):
+        child = base + k * CHILD_WORDS
+        stones = mem[child + C_STONES]
+        if stones < ETC_STONES:
+            key, _ = table_key(mem[child + C_CURRENT], mem[child + C_MASK])
+            entry = tt_lookup(mem, tt_slot(mem, key), key)
+            if entry != 0 and entry_depth(entry) >= min(depth - 1, CELLS - stones):
+                if entry_flag(entry) != UPPER:
+                    mem[child + C_LO] = max(mem[child + C_LO], entry_value(entry))
+                if entry_flag(entry) != LOWER:
+                    mem[child + C_HI] = min(mem[child + C_HI], entry_value(entry))
+                sign = 1 if mem[child + C_FLIPS] % 2 == 1 else -1  # odd flips: the child moves as this node
+                low, high = window_for(sign, mem[child + C_LO], mem[child + C_HI])
+                if low >= alpha:
+                    alpha, raised_by = low, mem[child + C_COL]
+                    if alpha >= beta:
+                        return alpha, raised_by, kept
+                if high <= alpha:
+                    continue
+        if kept != k:
+            for word in range(CHILD_WORDS):
+                mem[base + kept * CHILD_WORDS + word] = mem[child + word]
+        kept += 1
+    return alpha, raised_by, kept
 
 
 @numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
@@ -233,37 +291,19 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
                     tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col, mirrored)
                     return alpha
             continue
-        if forced_stones < ETC_STONES:
-            # Enhanced transposition cutoff: the table may already bound this child.
-            forced_key, _ = table_key(forced_current, forced_mask)
-            forced_entry = tt_lookup(mem, tt_slot(mem, forced_key), forced_key)
-            if forced_entry != 0 and entry_depth(forced_entry) >= min(depth - 1, CELLS - forced_stones):
-                entry_score, entry_bound = entry_value(forced_entry), entry_flag(forced_entry)
-                if entry_bound != UPPER:
-                    forced_low = max(forced_low, entry_score)
-                if entry_bound != LOWER:
-                    forced_high = min(forced_high, entry_score)
-                low, high = (forced_low, forced_high) if flips % 2 == 1 else (-forced_high, -forced_low)
-                if low >= alpha:  # this node scores at least what this child does
-                    alpha = low
-                    proven_low = True
-                    best_move = col
-                    if alpha >= beta:
-                        tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, col,
-                                 mirrored)
-                        return alpha
-                if high <= alpha:  # the child cannot raise alpha: nothing to search
-                    continue
-        child = base + count * CHILD_WORDS
-        mem[child + C_COL] = col
-        mem[child + C_SCORE] = move_score(mask, move, col, tt_move, threats, opponent_threats)
-        mem[child + C_CURRENT] = forced_current
-        mem[child + C_MASK] = forced_mask
-        mem[child + C_STONES] = forced_stones
-        mem[child + C_FLIPS] = flips
-        mem[child + C_LO] = forced_low
-        mem[child + C_HI] = forced_high
+        store_child(mem, base + count * CHILD_WORDS, col, move_score(mask, move, col, tt_move, threats,
+                                                                    opponent_threats),
+                    forced_current, forced_mask, forced_stones, flips, forced_low, forced_high)
         count += 1
+        if forced_stones < ETC_STONES:  # its entry, for transposition_cutoffs below
+            forced_key, _ = table_key(forced_current, forced_mask)
+            tt_prefetch(mem, tt_slot(mem, forced_key))
+    etc_alpha, etc_move, count = transposition_cutoffs(mem, base, count, depth, alpha, beta)
+    if etc_move != NO_MOVE:
+        alpha, best_move, proven_low = etc_alpha, etc_move, True
+        if alpha >= beta:
+            tt_store(mem, slot, key, alpha, needed, EXACT if proven_high else LOWER, best_move, mirrored)
+            return alpha
     if count == 0:
         return alpha
     # Every move was checked for leaving the opponent lost at once, so no win comes

@@ -8,6 +8,10 @@ without locks.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .constants import KEY_BITS, WIDTH
 from .jit import jit, mirror
@@ -77,6 +81,27 @@ def stored_move(col: int, mirrored: bool) -> int:
 def tt_slot(mem: np.ndarray, key: int) -> int:
     """Where in ``mem`` the table keeps ``key`` (``mem[TT_SLOTS]`` entries of ENTRY_WORDS)."""
     return mem[TT_START] + (key % mem[TT_SLOTS]) * ENTRY_WORDS
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):  # type: ignore[no-untyped-def]
+    """Ask the processor to bring ``array[index]``'s cache line in (LLVM's prefetch:
+    a read, kept in every cache level); no fault, no result."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        address = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+        flag = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, flag, flag, flag]), "llvm.prefetch.p0")
+        builder.call(function, [address, flag(0), flag(3), flag(1)])
+        return context.get_dummy_value()
+    return types.void(array, types.int64), codegen
+
+
+@jit
+def tt_prefetch(mem: np.ndarray, slot: int) -> None:
+    """Start loading the entry at ``slot`` (see tt_slot), for a lookup a little later."""
+    _prefetch(mem, slot + ENTRY_WORDS - 1)
 
 
 @jit
