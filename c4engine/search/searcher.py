@@ -350,8 +350,9 @@ class Searcher:
 
     def _check_board(self, pos: Board) -> None:
         """Refuse a position of another board than the kernel's: its bits would mean
-        other cells."""
-        if pos.geometry != self.geometry:
+        other cells.  The same object first: comparing two geometries' fields costs
+        more than solving a position near the end (``c4engine solve``)."""
+        if pos.geometry is not self.geometry and pos.geometry != self.geometry:
             raise ValueError(f"a position on the {pos.geometry} board given to a searcher for {self.geometry}")
 
     def _attach(self, stop: StopSignal) -> None:
