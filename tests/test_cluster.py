@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from network_namespace import interfaces, namespace_of
@@ -28,7 +29,7 @@ from ray_cluster import HEAD_START_SECONDS, Head, free_port, ray_node
 from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
 from c4engine.referee.cli import match_command, strength_command
-from c4engine.referee.cluster import run_cluster_match
+from c4engine.referee.cluster import INIT_ATTEMPTS, connected, run_cluster_match
 from c4engine.referee.openings import builtin_openings
 from c4engine.referee.pgn import read_games
 from c4engine.referee.stats import SprtParams
@@ -53,6 +54,42 @@ def test_without_ray_the_option_says_how_to_install_it(monkeypatch):
     assert "--cluster needs Ray, which is not installed: pip install 'c4engine[cluster]'" \
         in result.output
     assert "Finished game" not in result.output
+
+
+class _AbortingRay:
+    """Ray whose ``init`` fails as a Ray Client server does when it aborts the
+    session it was setting up, the first ``aborts`` times."""
+
+    def __init__(self, aborts: int) -> None:
+        self.aborts = aborts
+        self.inits = self.shutdowns = 0
+
+    def init(self, **_kwargs: object) -> None:
+        self.inits += 1
+        if self.inits <= self.aborts:
+            raise ConnectionAbortedError("Initialization failure from server:\nZombieProcess")
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_a_session_the_client_server_aborts_is_asked_for_again(monkeypatch):
+    ray = _AbortingRay(aborts=INIT_ATTEMPTS - 1)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    with connected("auto") as connected_ray:
+        assert connected_ray is ray
+    assert ray.inits == INIT_ATTEMPTS
+
+
+def test_a_session_aborted_every_time_is_a_clear_error(monkeypatch):
+    ray = _AbortingRay(aborts=INIT_ATTEMPTS)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    with pytest.raises(click.ClickException, match="cannot reach the Ray cluster at auto: "
+                                                   "Initialization failure from server"):
+        with connected("auto"):
+            pass
+    assert ray.inits == INIT_ATTEMPTS
+    assert ray.shutdowns == INIT_ATTEMPTS + 1  # after each failure, and on leaving
 
 
 def test_an_address_where_nothing_listens_fails_at_once():

@@ -56,6 +56,7 @@ RESTARTS = 3  # times an actor is restarted after its worker is lost
 # until then every retry fails at once, so a count of retries would run out first.
 RETRY_UNTIL_RESTARTED = -1
 CONNECT_SECONDS = 10.0  # for a cluster's head to accept a connection
+INIT_ATTEMPTS = 3  # for a Ray Client session the server aborted while setting it up
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
 
 T = TypeVar("T")
@@ -103,14 +104,31 @@ def connected(address: str, forward_output: bool = False) -> Iterator[ModuleType
     check_reachable(address)
     ray = import_ray()
     try:
-        try:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=forward_output)
-        except (ConnectionError, RuntimeError, ValueError) as err:
-            raise click.ClickException(f"cannot reach the Ray cluster at {address}: {err}") \
-                from None
+        _init(ray, address, forward_output)
         yield ray
     finally:
         ray.shutdown()  # after a failed init too, which may leave half a connection
+
+
+def _init(ray: ModuleType, address: str, forward_output: bool) -> None:
+    """``ray.init``, tried again when a Ray Client server aborts the session it was
+    setting up (``ConnectionAbortedError``): its proxy starts a server process per
+    client, and that start fails now and then on Ray's side (a process that dies
+    while the proxy checks it), where the next attempt starts a new one."""
+    for attempt in range(1, INIT_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=forward_output)
+            return
+        except ConnectionAbortedError as err:
+            ray.shutdown()
+            if attempt == INIT_ATTEMPTS:
+                raise _unreachable(address, err) from None
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            raise _unreachable(address, err) from None
+
+
+def _unreachable(address: str, err: Exception) -> click.ClickException:
+    return click.ClickException(f"cannot reach the Ray cluster at {address}: {err}")
 
 
 def default_concurrency(ray: ModuleType) -> int:
