@@ -314,6 +314,15 @@ def test_faulted_in_pages_are_resident_and_keep_their_data() -> None:
     assert np.all(buffer[:1000] == 7) and not np.any(buffer[1000:])
 
 
+def test_pages_that_would_take_half_the_free_memory_stay_lazy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large --hash on a machine short of memory: no mapping ahead, no swapping."""
+    monkeypatch.setattr("c4engine.search.memory.free_memory", lambda: 100 << 20)
+    buffer = allocate_zeros(64 << 17)  # 64 MB, more than half of 100 MB
+    before = resident_mb()
+    fault_in(buffer, 0)
+    assert resident_mb() - before < 10
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are faulted in ahead on Linux only")
 def test_a_resident_table_is_mapped_again_after_a_wipe() -> None:
     """The solve command's table: all of it mapped when made, and again after the 16th

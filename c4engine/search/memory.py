@@ -9,6 +9,7 @@ protocol process and the command line must start without numpy or the kernel.
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 from contextlib import suppress
 from typing import TYPE_CHECKING, cast
@@ -59,11 +60,22 @@ def fault_in(buffer: np.ndarray, first: int) -> None:
     For a search that will touch most of a table: faulted in one by one, as the
     search first reads then writes each, the pages cost more system time (1.9 us
     a page here, against 1.3 us), and that inside the search's timing.  Where the
-    system has no such call (before Linux 5.14, other systems), the pages stay lazy."""
+    system has no such call (before Linux 5.14, other systems), or the pages would
+    take more than half the free memory (a large ``--hash`` must not push the
+    machine into swapping), they stay lazy."""
     area, page_start = _area(buffer), _page_start(first)
-    if sys.platform.startswith("linux") and page_start < len(area):
+    length = len(area) - page_start
+    if sys.platform.startswith("linux") and 0 < length <= free_memory() // 2:
         with suppress(OSError):
-            area.madvise(MADV_POPULATE_WRITE, page_start, len(area) - page_start)
+            area.madvise(MADV_POPULATE_WRITE, page_start, length)
+
+
+def free_memory() -> int:
+    """Bytes of physical memory free now (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 0
 
 
 def _area(buffer: np.ndarray) -> mmap.mmap:
