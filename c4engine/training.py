@@ -34,7 +34,7 @@ import numpy as np
 from .geometry import STANDARD, Geometry
 from .kernel.book import OpeningBook
 from .kernel.evaluation import (
-    COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_THREAT_TERMS, N_WEIGHTS,
+    COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_LINEAR, N_THREAT_TERMS,
     SECOND_THREATS, THREAT_WEIGHTS,
 )
 from .kernel.specialise import kernel_for
@@ -192,7 +192,7 @@ def board_mirror_key(board: Board) -> int:
 def feature_matrix(data: Dataset) -> np.ndarray:
     """One row of the evaluation's counts per position (``evaluate = row @ weights``)."""
     features = kernel_for(data.geometry).evaluation.features
-    out = np.zeros((len(data), N_WEIGHTS), dtype=np.int64)
+    out = np.zeros((len(data), N_LINEAR), dtype=np.int64)
     for i in range(len(data)):
         features(int(data.current[i]), int(data.mask[i]), int(data.stones[i]), out[i])
     return out.astype(np.float64)
@@ -203,7 +203,7 @@ def tied_threats() -> np.ndarray:
     vector: the same four threat weights for both players, no first player bonus,
     stones weighted by steps from the edge (one parameter): Texel tuning of the
     existing terms."""
-    basis = np.zeros((N_WEIGHTS, N_THREAT_TERMS + 1))
+    basis = np.zeros((N_LINEAR, N_THREAT_TERMS + 1))
     for term in range(N_THREAT_TERMS):
         basis[FIRST_THREATS + term, term] = basis[SECOND_THREATS + term, term] = 1.0
     basis[COLUMN_STONES:COLUMN_STONES + MAX_EDGE_STEPS, N_THREAT_TERMS] = np.arange(MAX_EDGE_STEPS)
@@ -212,7 +212,7 @@ def tied_threats() -> np.ndarray:
 
 def full_model() -> np.ndarray:
     """Every weight free."""
-    return np.eye(N_WEIGHTS)
+    return np.eye(N_LINEAR)
 
 
 @dataclass(frozen=True)
@@ -298,8 +298,9 @@ def judge(name: str, weights: np.ndarray, train_x: np.ndarray, train_y: np.ndarr
           test_y: np.ndarray) -> Score:
     """Held-out accuracy and log-loss of integer ``weights``, with the logits per
     centipawn and the margin fitted on the training positions only."""
-    calibration = fit_scale(train_x @ weights, train_y)
-    e = (test_x @ weights) * calibration.weights[0]
+    linear = weights[:N_LINEAR]
+    calibration = fit_scale(train_x @ linear, train_y)
+    e = (test_x @ linear) * calibration.weights[0]
     return Score(name, accuracy(e, calibration.margin, test_y), log_loss(e, calibration.margin, test_y))
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from c4engine.geometry import STANDARD, Geometry
-from c4engine.kernel.evaluation import CENTRE_ONLY, N_WEIGHTS, THREAT_WEIGHTS
+from c4engine.kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, THREAT_WEIGHTS
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.protocol.options import find_spec
@@ -28,11 +28,12 @@ def test_the_evaluation_is_the_features_times_the_weights() -> None:
     """``features`` is what training fits: ``evaluate`` must equal it times any weights."""
     evaluation = kernel_for(STANDARD).evaluation
     rng = np.random.default_rng(3)
-    out = np.zeros(N_WEIGHTS, dtype=np.int64)
+    out = np.zeros(N_LINEAR, dtype=np.int64)
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)  # no n-tuple network: its address stays 0
     for board in random_positions(STANDARD, 200, 1):
-        weights = rng.integers(-50, 50, N_WEIGHTS)
+        weights[:N_LINEAR] = rng.integers(-50, 50, N_LINEAR)
         evaluation.features(board.current, board.mask, board.stones, out)
-        assert evaluation.evaluate(board.current, board.mask, board.stones, weights) == out @ weights
+        assert evaluation.evaluate(board.current, board.mask, board.stones, weights) == out @ weights[:N_LINEAR]
 
 
 def test_the_hand_written_weights_evaluate_as_before() -> None:
@@ -76,7 +77,7 @@ def test_training_beats_the_hand_written_weights_on_held_out_positions(small_dat
     old, new = scores["threats (hand-written)"], scores["learned"]
     assert new.log_loss < old.log_loss
     assert training.held_out == int(small_data.held_out.sum())
-    assert feature_matrix(small_data).shape == (len(small_data), N_WEIGHTS)
+    assert feature_matrix(small_data).shape == (len(small_data), N_LINEAR)
 
 
 def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:
