@@ -22,6 +22,7 @@ file they come from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numba
 import numpy as np
 
 from .geometry import STANDARD, Geometry
-from .kernel.ntuple import FRACTION_BITS, HEADER, STATES, block_value, tuple_index
+from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, tuple_index
 from .rules.notation import parse_digits
 from .referee.strength import builtin_positions, read_positions
 from .search.weights import ntuple_file_name
@@ -197,35 +198,35 @@ def _sigmoid(x: float) -> float:
 
 
 @numba.njit(cache=True)
-def _values(cells: np.ndarray, length: int, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
+def _values(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
             stones: np.ndarray) -> np.ndarray:
     """The side to move's value in logits of each position."""
-    rows = cells.size // length
+    rows = cells.size // TUPLE_LENGTH
     out = np.empty(current.size)
     for i in range(current.size):
         first, second, first_to_move = _first_second(current[i], mask[i], stones[i])
         v = 0.0
         for row in range(rows):
-            v += tables[row >> 1, tuple_index(cells, row * length, length, first, second)]
+            v += tables[row >> 1, tuple_index(cells, row * TUPLE_LENGTH, first, second)]
         out[i] = v if first_to_move else -v
     return out
 
 
 @numba.njit(cache=True)
-def _sgd_epoch(cells: np.ndarray, length: int, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
+def _sgd_epoch(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
                stones: np.ndarray, result: np.ndarray, order: np.ndarray, rate: float, margin: float,
                decay: float) -> float:
     """One pass in ``order``; each step moves the entries the position reads down the
     gradient of its log-loss (plus ``decay`` times the entries, an L2 penalty).
     Returns the gradient of the mean log-loss with respect to the margin."""
-    rows = cells.size // length
+    rows = cells.size // TUPLE_LENGTH
     index = np.empty(rows, dtype=np.int64)
     margin_gradient = 0.0
     for i in order:
         first, second, first_to_move = _first_second(current[i], mask[i], stones[i])
         v = 0.0
         for row in range(rows):
-            index[row] = tuple_index(cells, row * length, length, first, second)
+            index[row] = tuple_index(cells, row * TUPLE_LENGTH, first, second)
             v += tables[row >> 1, index[row]]
         e = v if first_to_move else -v
         s_win, s_loss = _sigmoid(e - margin), _sigmoid(-e - margin)
@@ -251,42 +252,41 @@ class Network:
 
     geometry: Geometry
     cells: np.ndarray
-    length: int
     tables: np.ndarray
     margin: float
 
     def values(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        return _values(self.cells, self.length, self.tables, data.current[rows], data.mask[rows],
+        return _values(self.cells, self.tables, data.current[rows], data.mask[rows],
                        data.stones[rows])
 
     def block(self) -> np.ndarray:
         """The kernel's int32 block (:mod:`c4engine.kernel.ntuple`)."""
         scale = CP_PER_LOGIT * (1 << FRACTION_BITS)
         entries = np.round(self.tables * scale).astype(np.int32)
-        header = np.array([self.cells.size // self.length, self.length, STATES ** self.length], dtype=np.int32)
+        header = np.array([self.cells.size // TUPLE_LENGTH, TUPLE_LENGTH, STATES ** TUPLE_LENGTH], dtype=np.int32)
         return np.concatenate([header, self.cells, entries.ravel()])
 
 
-def fit_network(data: Dataset, rows: np.ndarray, tuples: int, length: int, epochs: int, seed: int,
-                rate: float = 0.5, decay: float = 1e-4, report=None) -> Network:
-    """Tables for ``tuples`` random-walk tuples of ``length`` cells fitted to ``rows`` of
+def fit_network(data: Dataset, rows: np.ndarray, tuples: int, epochs: int, seed: int, rate: float = 0.5,
+                decay: float = 1e-4, report: Callable[[int, float], None] | None = None) -> Network:
+    """Tables for ``tuples`` random-walk tuples of ``TUPLE_LENGTH`` cells fitted to ``rows`` of
     ``data``; ``rate`` is the step in logits per unit gradient of the whole value,
     shared among the entries one position reads, and falls linearly to a tenth."""
     rng = np.random.default_rng(seed)
-    cells = cell_rows(random_walk_tuples(data.geometry, tuples, length, rng), data.geometry)
-    tables = np.zeros((tuples, STATES ** length))
+    cells = cell_rows(random_walk_tuples(data.geometry, tuples, TUPLE_LENGTH, rng), data.geometry)
+    tables = np.zeros((tuples, STATES ** TUPLE_LENGTH))
     margin = 0.5
     current, mask = data.current[rows], data.mask[rows]
     stones, result = data.stones[rows].astype(np.int64), data.result[rows].astype(np.int64)
     for epoch in range(epochs):
         step = rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
         order = rng.permutation(rows.size)
-        margin_gradient = _sgd_epoch(cells, length, tables, current, mask, stones, result, order, step, margin,
+        margin_gradient = _sgd_epoch(cells, tables, current, mask, stones, result, order, step, margin,
                                      decay)
         margin = max(margin - 0.5 * margin_gradient, 0.01)
         if report:
             report(epoch, margin)
-    return Network(data.geometry, cells, length, tables, margin)
+    return Network(data.geometry, cells, tables, margin)
 
 
 # -- judging ----------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 
 from c4engine.geometry import STANDARD, Geometry
 from c4engine.kernel.evaluation import HEURISTIC_LIMIT, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
-from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, block_address
+from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
 from c4engine.kernel.specialise import kernel_for
 from c4engine.ntuple_training import (
     canonical_keys, cell_rows, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
@@ -32,11 +32,12 @@ def random_boards(geometry: Geometry, count: int, seed: int) -> list[Board]:
     return boards
 
 
-def random_block(geometry: Geometry, tuples: int, length: int, seed: int) -> np.ndarray:
+def random_block(geometry: Geometry, tuples: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    cells = cell_rows(random_walk_tuples(geometry, tuples, length, rng), geometry)
-    tables = rng.integers(-5000, 5000, size=tuples * STATES ** length)
-    return np.concatenate([[2 * tuples, length, STATES ** length], cells, tables]).astype(np.int32)
+    cells = cell_rows(random_walk_tuples(geometry, tuples, TUPLE_LENGTH, rng), geometry)
+    size = STATES ** TUPLE_LENGTH
+    tables = rng.integers(-5000, 5000, size=tuples * size)
+    return np.concatenate([[2 * tuples, TUPLE_LENGTH, size], cells, tables]).astype(np.int32)
 
 
 def naive_value(block: np.ndarray, board: Board) -> int:
@@ -63,7 +64,7 @@ def pointing_at(block: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("geometry", [STANDARD, Geometry(8, 7, 4)])
 def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
-    block = random_block(geometry, 12, 6, seed=2)
+    block = random_block(geometry, 12, seed=2)
     check_block(block, geometry)
     evaluate = kernel_for(geometry).evaluation.evaluate
     for board in random_boards(geometry, 150, 4):
@@ -71,7 +72,7 @@ def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
 
 
 def test_a_position_and_its_mirror_image_are_worth_the_same() -> None:
-    block = random_block(STANDARD, 10, 7, seed=3)
+    block = random_block(STANDARD, 10, seed=3)
     evaluate = kernel_for(STANDARD).evaluation.evaluate
     for board in random_boards(STANDARD, 100, 5):
         mirrored = Board(mirror(board.current, 7, 6), mirror(board.mask, 7, 6))
@@ -80,8 +81,8 @@ def test_a_position_and_its_mirror_image_are_worth_the_same() -> None:
 
 
 def test_a_huge_network_value_stays_heuristic() -> None:
-    block = random_block(STANDARD, 4, 4, seed=1)
-    block[HEADER + 8 * 4:] = 2 ** 30
+    block = random_block(STANDARD, 4, seed=1)
+    block[HEADER + 8 * TUPLE_LENGTH:] = 2 ** 30
     board = Board(0, 0).play_all([3, 3])
     assert kernel_for(STANDARD).evaluation.evaluate(board.current, board.mask, board.stones,
                                                     pointing_at(block)) == HEURISTIC_LIMIT
@@ -102,15 +103,17 @@ def test_random_walk_tuples_are_distinct_connected_cells_on_the_board() -> None:
         assert reached == places
 
 
-@pytest.mark.parametrize("damage", ["size", "cell", "rows"])
+@pytest.mark.parametrize("damage", ["size", "cell", "rows", "length"])
 def test_an_unsound_block_is_refused(damage: str) -> None:
-    block = random_block(STANDARD, 3, 4, seed=1)
+    block = random_block(STANDARD, 3, seed=1)
     if damage == "size":
         block = block[:-1]
     elif damage == "cell":
         block[HEADER] = 6  # the 7th row of column 0: off a 6-row board
-    else:
+    elif damage == "rows":
         block[0] = 5
+    else:
+        block[1] = TUPLE_LENGTH - 1
     with pytest.raises(ValueError):
         check_block(block, STANDARD)
 
@@ -157,8 +160,8 @@ def small_data() -> Dataset:
 
 def test_training_beats_the_hand_written_weights_on_held_out_positions(small_data: Dataset) -> None:
     train, test = np.flatnonzero(~small_data.held_out), np.flatnonzero(small_data.held_out)
-    network = fit_network(small_data, train, tuples=16, length=4, epochs=8, seed=1)
+    network = fit_network(small_data, train, tuples=16, epochs=8, seed=1)
     learned, threats = judge_network(network, small_data, test), judge_linear("threats", THREAT_WEIGHTS, small_data, train, test)
     assert learned.log_loss < threats.log_loss and learned.accuracy > threats.accuracy
-    again = fit_network(small_data, train, tuples=16, length=4, epochs=8, seed=1)
+    again = fit_network(small_data, train, tuples=16, epochs=8, seed=1)
     assert np.array_equal(again.block(), network.block())  # seeded: the same network

@@ -31,30 +31,36 @@ from c4engine.search.weights import learned_weights
 from c4engine.training import Dataset
 
 STONE_RANGES = ((0, 11), (12, 12), (13, 20), (21, 64))
+BOOK_STONES = 12
 
 
 @click.command()
 @click.argument("data", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--book/--no-book", default=True, show_default=True, help="add the 12-stone book (7x6)")
-@click.option("--tuples", default=70, show_default=True, help="random-walk tuples (each also mirrored)")
-@click.option("--length", default=8, show_default=True, help="cells per tuple")
-@click.option("--epochs", default=6, show_default=True)
+@click.option("--tuples", default=100, show_default=True, help="random-walk tuples (each also mirrored)")
+@click.option("--epochs", default=8, show_default=True)
+@click.option("--repeat-others", default=4, show_default=True,
+              help="times per epoch a position of another stone count than the book's is seen "
+                   "(else the book's 4.2 M drown them)")
 @click.option("--rate", default=0.5, show_default=True, help="step size (logits per unit gradient)")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--judged", default=60_000, show_default=True, help="held-out positions the linear weights are judged on")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="network file [default: the package's file for the data's board]")
-def main(data: tuple[Path, ...], book: bool, tuples: int, length: int, epochs: int, rate: float, seed: int,
-         judged: int, out: Path | None) -> None:
+def main(data: tuple[Path, ...], book: bool, tuples: int, epochs: int, repeat_others: int, rate: float,
+         seed: int, judged: int, out: Path | None) -> None:
     parts = [Dataset.load(path) for path in data]
     if not parts:
         raise click.UsageError("give at least one data file (it names the board)")
     geometry = parts[0].geometry
     dataset = merged_dataset(geometry, parts, book)
     train, test = np.flatnonzero(~dataset.held_out), np.flatnonzero(dataset.held_out)
-    click.echo(f"{geometry}: trained on {train.size}, held out {test.size}")
+    trained_on = int(train.size)
+    click.echo(f"{geometry}: trained on {trained_on}, held out {test.size}")
+    others = train[dataset.stones[train] != BOOK_STONES]
+    train = np.sort(np.concatenate([train, *[others] * (repeat_others - 1)]))
     started = time.monotonic()
-    network = fit_network(dataset, train, tuples, length, epochs, seed, rate,
+    network = fit_network(dataset, train, tuples, epochs, seed, rate,
                           report=lambda epoch, margin: click.echo(
                               f"epoch {epoch + 1}: margin {margin:.3f}, {time.monotonic() - started:.0f} s"))
     linear = {"threats (hand-written)": THREAT_WEIGHTS, "learned (linear)": learned_weights(geometry)}
@@ -73,8 +79,8 @@ def main(data: tuple[Path, ...], book: bool, tuples: int, length: int, epochs: i
             click.echo(f"{f'{low}-{high}':<8}{size:>10}  {score.name:<24}{score.accuracy:>10.4f}{score.log_loss:>10.4f}")
         scores += [Judged(f"{score.name}, {low}-{high} stones", score.accuracy, score.log_loss) for score in found]
     target = out or packaged_network_path(geometry)
-    write_network(target, network, shlex.join(["python", *sys.argv]), scores, int(train.size))
-    click.echo(f"{tuples} tuples of {length} cells, {network.block().size} words -> {target} "
+    write_network(target, network, shlex.join(["python", *sys.argv]), scores, trained_on)
+    click.echo(f"{tuples} tuples, {network.block().size} words -> {target} "
                f"({target.stat().st_size} bytes)")
 
 

@@ -28,9 +28,12 @@ The layout: each player's four threat weights (the first player's, then the
 second's: the zugzwang rules are not symmetric), a bonus for the first player,
 one weight per stone by its column's steps from the edge, then each player's
 weight of a live threat by its cell (bit index), which learns what row parity
-alone cannot: how much lower threats and central ones are worth.  The evaluation
-is linear in the weights: :func:`features` gives the counts it multiplies, which
-is what training fits.
+alone cannot: how much lower threats and central ones are worth.  This linear
+model's evaluation is linear in those ``N_LINEAR`` weights: :func:`features`
+gives the counts it multiplies, which is what training fits.  Two more slots
+can point the evaluation at an n-tuple network instead (:mod:`.ntuple`: its
+block's address and size, 0 for none), which then replaces the linear model;
+its value is kept within ``HEURISTIC_LIMIT``, well inside the proven scores.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ gets it as an address and a size (like the opening book) through two slots of
 the evaluation's weight vector (:mod:`c4engine.kernel.evaluation`):
 
 * ``block[0]`` rows (twice the tuples: each tuple, then its mirror image),
-  ``block[1]`` cells per tuple ``n``, ``block[2]`` the table size ``3 ** n``;
+  ``block[1]`` cells per tuple ``n`` (``TUPLE_LENGTH``), ``block[2]`` the table
+  size ``3 ** n``;
 * then ``rows * n`` cell bit indices, row by row;
 * then one table per tuple (``rows // 2`` tables), in units of
   ``1 / 2 ** FRACTION_BITS`` centipawn, so that a sum of many small entries
@@ -34,13 +35,14 @@ ROWS, LENGTH, TABLE_SIZE = range(3)
 HEADER = 3
 FRACTION_BITS = 8
 STATES = 3  # empty, first player's stone, second player's stone
+TUPLE_LENGTH = 8  # cells per tuple: a constant, so that the loop over them unrolls (twice as fast)
 
 
 @jit
-def tuple_index(cells: np.ndarray, at: int, length: int, first: int, second: int) -> int:
-    """The table index of the tuple whose ``length`` cells are ``cells[at:at + length]``."""
+def tuple_index(cells: np.ndarray, at: int, first: int, second: int) -> int:
+    """The table index of the tuple whose cells are ``cells[at:at + TUPLE_LENGTH]``."""
     index = 0
-    for k in range(length):
+    for k in range(TUPLE_LENGTH):
         cell = cells[at + k]
         index = STATES * index + ((first >> cell) & 1) + 2 * ((second >> cell) & 1)
     return index
@@ -49,11 +51,11 @@ def tuple_index(cells: np.ndarray, at: int, length: int, first: int, second: int
 @jit
 def block_value(block: np.ndarray, first: int, second: int) -> int:
     """The first player's value in the block's units: the sum of the tuples' entries."""
-    rows, length, size = block[ROWS], block[LENGTH], block[TABLE_SIZE]
-    tables = HEADER + rows * length
+    rows, size = block[ROWS], block[TABLE_SIZE]
+    tables = HEADER + rows * TUPLE_LENGTH
     total = 0
     for row in range(rows):
-        total += block[tables + (row >> 1) * size + tuple_index(block, HEADER + row * length, length, first, second)]
+        total += block[tables + (row >> 1) * size + tuple_index(block, HEADER + row * TUPLE_LENGTH, first, second)]
     return total
 
 

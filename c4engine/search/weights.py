@@ -19,7 +19,7 @@ import numpy as np
 
 from ..geometry import Geometry
 from ..kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
-from ..kernel.ntuple import HEADER, LENGTH, ROWS, STATES, TABLE_SIZE, block_address
+from ..kernel.ntuple import HEADER, LENGTH, ROWS, STATES, TABLE_SIZE, TUPLE_LENGTH, block_address
 
 LEARNED = "learned"
 NTUPLE = "ntuple"
@@ -58,7 +58,7 @@ def check_block(block: np.ndarray, geometry: Geometry) -> None:
     if block.dtype != np.int32 or block.ndim != 1 or block.size < HEADER:
         raise ValueError("an n-tuple block is a 1-d int32 array with a header")
     rows, length, size = (int(block[at]) for at in (ROWS, LENGTH, TABLE_SIZE))
-    if rows <= 0 or rows % 2 or not 0 < length <= 16 or size != STATES ** length:
+    if rows <= 0 or rows % 2 or length != TUPLE_LENGTH or size != STATES ** length:
         raise ValueError(f"n-tuple header {rows, length, size} is inconsistent")
     if block.size != HEADER + rows * length + rows // 2 * size:
         raise ValueError(f"n-tuple block of {block.size} words, not the header's")
