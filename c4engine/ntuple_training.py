@@ -7,7 +7,8 @@ the same ordinal logistic model as the linear evaluation's
 (:mod:`c4engine.training`): ``P(win) = sigmoid(e - margin)``, ``P(loss) =
 sigmoid(-e - margin)``, with ``e`` the side to move's value in logits.  The fit
 is plain stochastic gradient descent over shuffled positions (each step touches
-only the entries the position reads), in numba.
+only the entries the position reads), compiled with the kernel's look-ups
+(:func:`c4engine.kernel.ntuple.sgd_epoch`).
 
 Data: on 7x6 every position of the 12-stone distance book, plus solved
 positions of other stone counts (:func:`c4engine.training.make_dataset` files).
@@ -26,11 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from .geometry import STANDARD, Geometry
-from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, tuple_index
+from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
 from .rules.notation import parse_digits
 from .referee.strength import builtin_positions, read_positions
 from .search.weights import ntuple_file_name
@@ -76,25 +76,22 @@ def cell_rows(tuples: np.ndarray, geometry: Geometry) -> np.ndarray:
 # -- data -----------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
-def _decode_book_keys(keys: np.ndarray, width: int, h1: int, current: np.ndarray, mask: np.ndarray) -> None:
-    """:func:`c4engine.training.decode_book_key` over a whole file (12 stones, 7 columns)."""
-    bits = 2 * _BOOK_STONES + 8
-    for i in range(keys.size):
-        key = keys[i]
-        pos = bits - 1
-        cur = msk = 0
-        for col in range(width):
-            row = 0
-            while (key >> pos) & 1:
-                cell = np.int64(1) << (col * h1 + row)
-                msk |= cell
-                if not (key >> (pos - 1)) & 1:
-                    cur |= cell
-                pos -= 2
-                row += 1
-            pos -= 1
-        current[i], mask[i] = cur, msk
+def decode_book_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`c4engine.training.decode_book_key` over a whole file at once (12 stones,
+    7 columns): ``current`` and ``mask`` of each key."""
+    pos = np.full(keys.size, 2 * _BOOK_STONES + 7)
+    current, mask = np.zeros_like(keys), np.zeros_like(keys)
+    for col in range(STANDARD.width):
+        open_column = np.ones(keys.size, dtype=bool)
+        for row in range(STANDARD.height + 1):
+            stone = open_column & ((keys >> np.maximum(pos, 0)) & 1 == 1)
+            cell = np.int64(1) << (col * STANDARD.h1 + row)
+            mask |= np.where(stone, cell, 0)
+            current |= np.where(stone & ((keys >> np.maximum(pos - 1, 0)) & 1 == 0), cell, 0)
+            pos -= np.where(stone, 2, 0)
+            open_column &= stone
+        pos -= 1
+    return current, mask
 
 
 def book_positions() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,29 +101,22 @@ def book_positions() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     path = bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist")
     records = np.fromfile(path, dtype=np.dtype([("key", ">i4"), ("value", "i1")]))
-    keys = records["key"].astype(np.int64) & 0xFFFFFFFF
-    current, mask = np.empty_like(keys), np.empty_like(keys)
-    _decode_book_keys(keys, STANDARD.width, STANDARD.h1, current, mask)
+    current, mask = decode_book_keys(records["key"].astype(np.int64) & 0xFFFFFFFF)
     return current, mask, np.sign(records["value"]).astype(np.int8)
 
 
 def canonical_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
     """The smaller of each position's key and its mirror image's."""
-    mirrored = _mirrored_keys(current, mask, geometry.width, geometry.h1)
-    return np.minimum(current + mask, mirrored)
+    return np.minimum(current + mask, mirrored_keys(current, mask, geometry))
 
 
-@numba.njit(cache=True)
-def _mirrored_keys(current: np.ndarray, mask: np.ndarray, width: int, h1: int) -> np.ndarray:
-    out = np.empty_like(current)
-    column = (np.int64(1) << h1) - 1
-    for i in range(current.size):
-        c = m = np.int64(0)
-        for col in range(width):
-            shift_from, shift_to = col * h1, (width - 1 - col) * h1
-            c |= ((current[i] >> shift_from) & column) << shift_to
-            m |= ((mask[i] >> shift_from) & column) << shift_to
-        out[i] = c + m
+def mirrored_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The keys of the positions' mirror images."""
+    column = (1 << geometry.h1) - 1
+    keys = current + mask
+    out = np.zeros_like(keys)
+    for col in range(geometry.width):
+        out |= ((keys >> (col * geometry.h1)) & column) << ((geometry.width - 1 - col) * geometry.h1)
     return out
 
 
@@ -166,84 +156,11 @@ def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) ->
     keep = np.zeros(keys.size, dtype=bool)
     keep[first] = True
     keep &= ~np.isin(keys, np.array(sorted(strength_keys(geometry)), dtype=np.int64))
-    stones = _popcounts(mask[keep])
+    stones = np.bitwise_count(mask[keep]).astype(np.int8)
     return Dataset(geometry, current[keep], mask[keep], stones, result[keep], held_out_by_key(keys[keep]))
 
 
-@numba.njit(cache=True)
-def _popcounts(mask: np.ndarray) -> np.ndarray:
-    out = np.empty(mask.size, dtype=np.int8)
-    for i in range(mask.size):
-        m, n = mask[i], 0
-        while m:
-            m &= m - 1
-            n += 1
-        out[i] = n
-    return out
-
-
 # -- fitting ----------------------------------------------------------------------
-
-
-@numba.njit(cache=True)
-def _first_second(current: int, mask: int, stones: int) -> tuple[int, int, bool]:
-    first_to_move = stones % 2 == 0
-    first = current if first_to_move else current ^ mask
-    return first, first ^ mask, first_to_move
-
-
-@numba.njit(cache=True)
-def _sigmoid(x: float) -> float:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-@numba.njit(cache=True)
-def _values(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
-            stones: np.ndarray) -> np.ndarray:
-    """The side to move's value in logits of each position."""
-    rows = cells.size // TUPLE_LENGTH
-    out = np.empty(current.size)
-    for i in range(current.size):
-        first, second, first_to_move = _first_second(current[i], mask[i], stones[i])
-        v = 0.0
-        for row in range(rows):
-            v += tables[row >> 1, tuple_index(cells, row * TUPLE_LENGTH, first, second)]
-        out[i] = v if first_to_move else -v
-    return out
-
-
-@numba.njit(cache=True)
-def _sgd_epoch(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
-               stones: np.ndarray, result: np.ndarray, order: np.ndarray, rate: float, margin: float,
-               decay: float) -> float:
-    """One pass in ``order``; each step moves the entries the position reads down the
-    gradient of its log-loss (plus ``decay`` times the entries, an L2 penalty).
-    Returns the gradient of the mean log-loss with respect to the margin."""
-    rows = cells.size // TUPLE_LENGTH
-    index = np.empty(rows, dtype=np.int64)
-    margin_gradient = 0.0
-    for i in order:
-        first, second, first_to_move = _first_second(current[i], mask[i], stones[i])
-        v = 0.0
-        for row in range(rows):
-            index[row] = tuple_index(cells, row * TUPLE_LENGTH, first, second)
-            v += tables[row >> 1, index[row]]
-        e = v if first_to_move else -v
-        s_win, s_loss = _sigmoid(e - margin), _sigmoid(-e - margin)
-        if result[i] > 0:
-            g_e, g_m = -(1 - s_win), 1 - s_win
-        elif result[i] < 0:
-            g_e, g_m = 1 - s_loss, 1 - s_loss
-        else:
-            p_draw = max(1.0 - s_win - s_loss, 1e-12)
-            d_win, d_loss = s_win * (1 - s_win), s_loss * (1 - s_loss)
-            g_e, g_m = (d_win - d_loss) / p_draw, -(d_win + d_loss) / p_draw
-        margin_gradient += g_m
-        g_v = g_e if first_to_move else -g_e
-        for row in range(rows):
-            t, k = row >> 1, index[row]
-            tables[t, k] -= rate * (g_v + decay * tables[t, k])
-    return margin_gradient / max(order.size, 1)
 
 
 @dataclass(frozen=True)
@@ -256,7 +173,7 @@ class Network:
     margin: float
 
     def values(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        return _values(self.cells, self.tables, data.current[rows], data.mask[rows],
+        return network_values(self.cells, self.tables, data.current[rows], data.mask[rows],
                        data.stones[rows])
 
     def block(self) -> np.ndarray:
@@ -281,7 +198,7 @@ def fit_network(data: Dataset, rows: np.ndarray, tuples: int, epochs: int, seed:
     for epoch in range(epochs):
         step = rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
         order = rng.permutation(rows.size)
-        margin_gradient = _sgd_epoch(cells, tables, current, mask, stones, result, order, step, margin,
+        margin_gradient = sgd_epoch(cells, tables, current, mask, stones, result, order, step, margin,
                                      decay)
         margin = max(margin - 0.5 * margin_gradient, 0.01)
         if report:
@@ -303,7 +220,7 @@ def judge_network(network: Network, data: Dataset, rows: np.ndarray) -> Judged:
     """Held-out accuracy and log-loss of the network as the engine runs it: integer
     centipawns from the block, with the logits per centipawn fitted in training."""
     block = network.block()
-    values = np.array([block_value(block, *_first_second(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
+    values = np.array([block_value(block, *sides(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
                        for c, m, s in zip(data.current[rows], data.mask[rows], data.stones[rows])], dtype=np.float64)
     values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0) / CP_PER_LOGIT
     result = data.result[rows].astype(np.int64)

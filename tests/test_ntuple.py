@@ -10,7 +10,7 @@ from c4engine.kernel.evaluation import HEURISTIC_LIMIT, N_WEIGHTS, NTUPLE_ADDRES
 from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
 from c4engine.kernel.specialise import kernel_for
 from c4engine.ntuple_training import (
-    canonical_keys, cell_rows, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
+    book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
     random_walk_tuples, strength_keys,
 )
 from c4engine.rules.bits import mirror
@@ -19,7 +19,7 @@ from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
 from c4engine.search.weights import check_block, ntuple_block, ntuple_weights, weights_named
-from c4engine.training import Dataset, make_dataset, playout
+from c4engine.training import Dataset, decode_book_key, make_dataset, playout
 
 
 def random_boards(geometry: Geometry, count: int, seed: int) -> list[Board]:
@@ -150,6 +150,21 @@ def test_mirror_images_are_held_out_together_and_the_strength_set_is_left_out() 
     data = Dataset(STANDARD, current, mask, np.zeros(4, np.int8), np.zeros(4, np.int8), np.zeros(4, bool))
     merged = merged_dataset(STANDARD, [data], with_book=False)
     assert len(merged) == 3 and strength not in set(canonical_keys(merged.current, merged.mask, STANDARD))
+
+
+def test_the_whole_book_decodes_as_one_key_at_a_time_does() -> None:
+    """The vectorised decoder against :func:`decode_book_key` on a sample of the file."""
+    import bitbully_databases  # type: ignore[import-untyped]
+
+    path = bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist")
+    records = np.fromfile(path, dtype=np.dtype([("key", ">i4"), ("value", "i1")]))
+    keys = records["key"][np.random.default_rng(2).choice(records.size, 2000, replace=False)]
+    keys = keys.astype(np.int64) & 0xFFFFFFFF
+    current, mask = decode_book_keys(keys)
+    assert [(int(c), int(m)) for c, m in zip(current, mask)] == [decode_book_key(int(key)) for key in keys]
+    current, mask, result = book_positions()
+    assert current.size == records.size and set(np.unique(np.bitwise_count(mask))) == {12}
+    assert set(np.unique(result)) == {-1, 0, 1}
 
 
 @pytest.fixture(scope="module")

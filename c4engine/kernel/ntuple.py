@@ -13,7 +13,9 @@ on some rows and the second on others.
 
 The network is one int32 array, a *block*, in this layout, so that the kernel
 gets it as an address and a size (like the opening book) through two slots of
-the evaluation's weight vector (:mod:`c4engine.kernel.evaluation`):
+the evaluation's weight vector (:mod:`c4engine.kernel.evaluation`).  The fitting
+step (:func:`sgd_epoch`, used by :mod:`c4engine.ntuple_training`) lives here
+too, so that it is compiled with the look-ups it shares:
 
 * ``block[0]`` rows (twice the tuples: each tuple, then its mirror image),
   ``block[1]`` cells per tuple ``n`` (``TUPLE_LENGTH``), ``block[2]`` the table
@@ -60,13 +62,74 @@ def block_value(block: np.ndarray, first: int, second: int) -> int:
 
 
 @jit
-def ntuple_evaluate(address: int, words: int, current: int, mask: int, stones: int) -> int:
-    """The side to move's value in centipawns of the block of ``words`` int32 at ``address``."""
-    block = bytes_at(address, 4 * words).view(np.int32)
+def sides(current: int, mask: int, stones: int) -> tuple[int, int, bool]:
+    """The first player's stones, the second's, and whether the first is to move."""
     first_to_move = stones % 2 == 0
     first = current if first_to_move else current ^ mask
-    value = block_value(block, first, first ^ mask) >> FRACTION_BITS
+    return first, first ^ mask, first_to_move
+
+
+@jit
+def ntuple_evaluate(address: int, words: int, current: int, mask: int, stones: int) -> int:
+    """The side to move's value in centipawns of the block of ``words`` int32 at ``address``."""
+    first, second, first_to_move = sides(current, mask, stones)
+    value = block_value(bytes_at(address, 4 * words).view(np.int32), first, second) >> FRACTION_BITS
     return value if first_to_move else -value
+
+
+@jit
+def sigmoid(x: float) -> float:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+@jit
+def network_values(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
+                   stones: np.ndarray) -> np.ndarray:
+    """The side to move's value of each position, with float ``tables`` (logits) and the
+    block's ``cells``: what training fits."""
+    rows = cells.size // TUPLE_LENGTH
+    out = np.empty(current.size)
+    for i in range(current.size):
+        first, second, first_to_move = sides(current[i], mask[i], stones[i])
+        v = 0.0
+        for row in range(rows):
+            v += tables[row >> 1, tuple_index(cells, row * TUPLE_LENGTH, first, second)]
+        out[i] = v if first_to_move else -v
+    return out
+
+
+@jit
+def sgd_epoch(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
+              stones: np.ndarray, result: np.ndarray, order: np.ndarray, rate: float, margin: float,
+              decay: float) -> float:
+    """One pass in ``order``; each step moves the entries the position reads down the
+    gradient of its log-loss (plus ``decay`` times the entries, an L2 penalty).
+    Returns the gradient of the mean log-loss with respect to the margin."""
+    rows = cells.size // TUPLE_LENGTH
+    index = np.empty(rows, dtype=np.int64)
+    margin_gradient = 0.0
+    for i in order:
+        first, second, first_to_move = sides(current[i], mask[i], stones[i])
+        v = 0.0
+        for row in range(rows):
+            index[row] = tuple_index(cells, row * TUPLE_LENGTH, first, second)
+            v += tables[row >> 1, index[row]]
+        e = v if first_to_move else -v
+        s_win, s_loss = sigmoid(e - margin), sigmoid(-e - margin)
+        if result[i] > 0:
+            g_e, g_m = -(1 - s_win), 1 - s_win
+        elif result[i] < 0:
+            g_e, g_m = 1 - s_loss, 1 - s_loss
+        else:
+            p_draw = max(1.0 - s_win - s_loss, 1e-12)
+            d_win, d_loss = s_win * (1 - s_win), s_loss * (1 - s_loss)
+            g_e, g_m = (d_win - d_loss) / p_draw, -(d_win + d_loss) / p_draw
+        margin_gradient += g_m
+        g_v = g_e if first_to_move else -g_e
+        for row in range(rows):
+            t, k = row >> 1, index[row]
+            tables[t, k] -= rate * (g_v + decay * tables[t, k])
+    return margin_gradient / max(order.size, 1)
 
 
 def block_address(block: np.ndarray) -> int:
