@@ -31,8 +31,8 @@ import numpy as np
 
 from .geometry import STANDARD, Geometry
 from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
-from .rules.notation import parse_digits
 from .referee.strength import builtin_positions, read_positions
+from .rules.notation import parse_digits
 from .search.weights import ntuple_file_name
 from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss
 
@@ -47,8 +47,12 @@ def random_walk_tuples(geometry: Geometry, count: int, length: int, rng: np.rand
     """``count`` distinct tuples of ``length`` cells (bit indices), each a random walk
     from a random cell to any of its eight neighbours until it has ``length`` cells."""
     width, height = geometry.width, geometry.height
+    if length > geometry.cells:
+        raise ValueError(f"no tuple of {length} cells on the {geometry} board")
     found: dict[tuple[int, ...], None] = {}
-    while len(found) < count:
+    for _ in range(1000 * count + 1):
+        if len(found) == count:
+            return np.array(list(found), dtype=np.int32)
         col, row = int(rng.integers(width)), int(rng.integers(height))
         cells = {(col, row)}
         while len(cells) < length:
@@ -57,7 +61,7 @@ def random_walk_tuples(geometry: Geometry, count: int, length: int, rng: np.rand
                 col, row = col + int(step_col), row + int(step_row)
                 cells.add((col, row))
         found.setdefault(tuple(sorted(c * geometry.h1 + r for c, r in cells)), None)
-    return np.array(list(found), dtype=np.int32)
+    raise ValueError(f"no {count} distinct tuples of {length} cells found on the {geometry} board")
 
 
 def mirrored_cells(cells: np.ndarray, geometry: Geometry) -> np.ndarray:

@@ -103,6 +103,11 @@ def test_random_walk_tuples_are_distinct_connected_cells_on_the_board() -> None:
         assert reached == places
 
 
+def test_a_board_without_enough_distinct_tuples_is_refused() -> None:
+    with pytest.raises(ValueError):
+        random_walk_tuples(Geometry(3, 3, 3), 10, 8, np.random.default_rng(1))  # 9 cells: 9 sets of 8
+
+
 @pytest.mark.parametrize("damage", ["size", "cell", "rows", "length"])
 def test_an_unsound_block_is_refused(damage: str) -> None:
     block = random_block(STANDARD, 3, seed=1)
