@@ -37,7 +37,7 @@ BOOK_STONES = 12
 @click.command()
 @click.argument("data", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--book/--no-book", default=True, show_default=True, help="add the 12-stone book (7x6)")
-@click.option("--tuples", default=100, show_default=True, help="random-walk tuples (each also mirrored)")
+@click.option("--tuples", default=150, show_default=True, help="random-walk tuples (each also mirrored)")
 @click.option("--epochs", default=8, show_default=True)
 @click.option("--repeat-others", default=4, show_default=True,
               help="times per epoch a position of another stone count than the book's is seen "
