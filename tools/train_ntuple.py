@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from c4engine.geometry import Geometry
 from c4engine.kernel.evaluation import THREAT_WEIGHTS
 from c4engine.ntuple_training import (
     Judged, fit_network, judge_linear, judge_network, merged_dataset, packaged_network_path, write_network,
@@ -36,6 +37,7 @@ BOOK_STONES = 12
 
 @click.command()
 @click.argument("data", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--board", default="7x6", show_default=True, help="WxH or WxHkK, when no data file names it")
 @click.option("--book/--no-book", default=True, show_default=True, help="add the 12-stone book (7x6)")
 @click.option("--tuples", default=150, show_default=True, help="random-walk tuples (each also mirrored)")
 @click.option("--epochs", default=8, show_default=True)
@@ -47,12 +49,12 @@ BOOK_STONES = 12
 @click.option("--judged", default=60_000, show_default=True, help="held-out positions the linear weights are judged on")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="network file [default: the package's file for the data's board]")
-def main(data: tuple[Path, ...], book: bool, tuples: int, epochs: int, repeat_others: int, rate: float,
+def main(data: tuple[Path, ...], board: str, book: bool, tuples: int, epochs: int, repeat_others: int, rate: float,
          seed: int, judged: int, out: Path | None) -> None:
     parts = [Dataset.load(path) for path in data]
-    if not parts:
-        raise click.UsageError("give at least one data file (it names the board)")
-    geometry = parts[0].geometry
+    geometry = parts[0].geometry if parts else Geometry.parse(board)
+    if any(part.geometry != geometry for part in parts):
+        raise click.UsageError("the data files are for different boards")
     dataset = merged_dataset(geometry, parts, book)
     train, test = np.flatnonzero(~dataset.held_out), np.flatnonzero(dataset.held_out)
     trained_on = int(train.size)
