@@ -31,10 +31,8 @@ import numpy as np
 
 from .geometry import STANDARD, Geometry
 from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
-from .referee.strength import builtin_positions, read_positions
-from .rules.notation import parse_digits
 from .search.weights import ntuple_file_name
-from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss
+from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss, strength_keys
 
 HELD_OUT_IN = 10  # one position in ten is held out
 _BOOK_STONES = 12
@@ -134,16 +132,6 @@ def held_out_by_key(keys: np.ndarray) -> np.ndarray:
     return z % np.uint64(HELD_OUT_IN) == 0
 
 
-def strength_keys(geometry: Geometry) -> set[int]:
-    """The canonical keys of ``c4engine strength``'s positions (7x6), never trained on."""
-    if not geometry.is_standard:
-        return set()
-    boards = [parse_digits(position.moves) for position in read_positions(builtin_positions())]
-    current = np.array([board.current for board in boards], dtype=np.int64)
-    mask = np.array([board.mask for board in boards], dtype=np.int64)
-    return set(canonical_keys(current, mask, geometry).tolist())
-
-
 def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) -> Dataset:
     """The book (7x6, if asked) and ``parts`` as one dataset: each position once (by its
     canonical key, the first file's result kept), the strength set left out, the
@@ -159,7 +147,8 @@ def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) ->
     _, first = np.unique(keys, return_index=True)
     keep = np.zeros(keys.size, dtype=bool)
     keep[first] = True
-    keep &= ~np.isin(keys, np.array(sorted(strength_keys(geometry)), dtype=np.int64))
+    if geometry.is_standard:  # a position's canonical key is its key or its mirror image's
+        keep &= ~np.isin(keys, np.array(sorted(strength_keys()), dtype=np.int64))
     stones = np.bitwise_count(mask[keep]).astype(np.int8)
     return Dataset(geometry, current[keep], mask[keep], stones, result[keep], held_out_by_key(keys[keep]))
 
