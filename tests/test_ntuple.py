@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -187,3 +192,20 @@ def test_training_beats_the_hand_written_weights_on_held_out_positions(small_dat
     assert learned.log_loss < threats.log_loss and learned.accuracy > threats.accuracy
     again = fit_network(small_data, train, tuples=16, epochs=8, seed=1)
     assert np.array_equal(again.block(), network.block())  # seeded: the same network
+
+
+def test_the_training_command_writes_a_network_the_engine_accepts(small_data: Dataset, tmp_path: Path) -> None:
+    """``tools/train_ntuple.py`` on a small file, without the book: it prints the
+    held-out table and writes a block that :func:`check_block` accepts."""
+    data, out = tmp_path / "data.npz", tmp_path / "ntuple.npz"
+    small_data.save(data)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "tools" / "train_ntuple.py"), str(data), "--no-book",
+                           "--tuples", "6", "--epochs", "2", "--out", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "threats (hand-written)" in done.stdout and "n-tuple" in done.stdout
+    with np.load(out) as network:
+        assert str(network["board"]) == "7x6"
+        check_block(network["block"], STANDARD)
+        assert network["block"][0] == 12
