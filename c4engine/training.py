@@ -14,9 +14,15 @@ The learned weights are stored as integers in centipawns: ``CP_PER_LOGIT``
 centipawns make one logit, about the scale the hand-written weights have.
 
 Data (:func:`make_dataset`): on 7x6, a sample of the 12-stone distance book
-(exact scores), and on every board positions from playouts at other stone
-counts, solved by the engine's own solver (win/draw/loss).  A seeded random
-tenth of the positions is held out; :func:`train` never sees it.
+(exact scores), and on every board positions at other stone counts solved by
+the engine's own solver (win/draw/loss): from random playouts, or from games
+the engine plays with some noise (:func:`noisy_game`).  The search evaluates
+positions like the second kind: without the book, its leaves lie some 10-16
+plies past the root (12-24 stones from an opening position), on lines of
+sensible moves, since alpha-beta tries every reply only where it must.
+Weights fitted to random playouts rank such positions worse, and the engine
+plays worse with them.  A seeded random tenth of the positions is held out; :func:`train`
+never sees it, and no position of ``c4engine strength``'s set is used at all.
 
 ``tools/make_eval_data.py`` makes the data and ``tools/train_evaluation.py``
 fits the weights and writes ``c4engine/data/evaluation-<board>.json``.
@@ -32,20 +38,25 @@ from pathlib import Path
 import numpy as np
 
 from .geometry import STANDARD, Geometry
-from .kernel.book import OpeningBook
+from .kernel.book import SCORE_STONES, OpeningBook
 from .kernel.evaluation import (
-    COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_THREAT_TERMS, N_WEIGHTS,
+    COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_LINEAR, N_THREAT_TERMS,
     SECOND_THREATS, THREAT_WEIGHTS,
 )
 from .kernel.specialise import kernel_for
+from .referee.strength import builtin_positions, read_positions
 from .rules.bits import mirror
 from .rules.board import Board
+from .rules.notation import parse_digits
+from .search.limits import Limits
 from .search.searcher import Searcher
 from .search.weights import weights_file_name
 
 HELD_OUT_FRACTION = 0.1
 CP_PER_LOGIT = 40
 _BOOK_STONES = 12
+GAME_NOISE = 0.15  # share of a noisy game's moves played at random
+GAME_MOVE_NODES = 20_000  # the engine's search per move of a noisy game, past the book
 
 
 @dataclass
@@ -142,35 +153,113 @@ def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rn
     result, by the engine's solver; a position it cannot prove within ``node_limit``
     nodes is skipped (a node count, not a time, so that the data do not depend on
     the machine's load), so hard positions are under-represented."""
-    book = OpeningBook.load() if geometry.is_standard else None  # proves 7x6 positions of under 12 stones fast
-    searcher = Searcher(64, book=book, geometry=geometry)
+    searcher = proving_searcher(geometry)
     found = seen = 0
     while found < count and seen < 20 * count:
         seen += 1
         board = playout(geometry, int(rng.integers(stones[0], stones[1] + 1)), rng)
         if board is None:
             continue
-        race = searcher.race(lambda thread: thread.solve(board, True), node_limit)
-        searcher.clear()
-        if not race.finished:
+        result = prove(searcher, board, node_limit)
+        if result is None:
             continue
         found += 1
-        yield board, int(np.sign(race.value))
+        yield board, result
+
+
+def proving_searcher(geometry: Geometry) -> Searcher:
+    """A searcher for :func:`prove`: on 7x6 with the book, which proves positions of
+    under 12 stones fast."""
+    return Searcher(64, book=OpeningBook.load() if geometry.is_standard else None, geometry=geometry)
+
+
+def prove(searcher: Searcher, board: Board, node_limit: int) -> int | None:
+    """``board``'s result for the side to move (-1, 0, +1), or None if the solver
+    cannot prove it within ``node_limit`` nodes."""
+    race = searcher.race(lambda thread: thread.solve(board, True), node_limit)
+    searcher.clear()
+    return int(np.sign(race.value)) if race.finished else None
+
+
+def noisy_game(geometry: Geometry, last: int, rng: np.random.Generator, solver: Searcher,
+               player: Searcher) -> list[Board]:
+    """The positions of a game, up to ``last`` stones or until the side to move can
+    win at once.  With probability ``GAME_NOISE`` a move is any that does not let
+    the opponent win at once; otherwise a move that keeps the best result, picked
+    at random among them, while the book makes that proof cheap (7x6, under 12
+    stones: ``solver``), and past it the engine's own choice in ``GAME_MOVE_NODES``
+    nodes (``player``, hand-written weights)."""
+    board = Board(0, 0, geometry=geometry)
+    positions = []
+    while board.stones <= last and not board.is_over() and not board.can_win_now():
+        positions.append(board)
+        board = board.play(noisy_move(board, rng, solver, player))
+    return positions
+
+
+def noisy_move(board: Board, rng: np.random.Generator, solver: Searcher, player: Searcher) -> int:
+    """One move of :func:`noisy_game`."""
+    moves = board.legal_moves()
+    if rng.random() < GAME_NOISE:
+        safe = [col for col in moves if not board.play(col).can_win_now()]
+        return int(rng.choice(safe or moves))
+    if solver.book.has_scores and board.stones < SCORE_STONES:
+        scores, _ = solver.solve_moves(board, weak=True)
+        solver.clear()
+        best = max(scores[col] for col in moves)
+        return int(rng.choice([col for col in moves if scores[col] == best]))
+    player.clear()
+    move = player.search(board, Limits(nodes=GAME_MOVE_NODES)).move
+    assert move is not None  # the game is not over
+    return move
+
+
+def game_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
+                   node_limit: int) -> Iterator[tuple[Board, int]]:
+    """Up to ``count`` distinct positions of noisy games (:func:`noisy_game`) with
+    ``stones`` (both ends) stones, and their results; as in
+    :func:`solved_positions`, a position not proven within ``node_limit`` nodes
+    is skipped.  Every position of a game in the range is taken; at most
+    ``count`` games are played."""
+    solver, player = proving_searcher(geometry), Searcher(16, geometry=geometry)
+    seen: set[int] = set()
+    for _ in range(count):
+        for board in noisy_game(geometry, stones[1], rng, solver, player):
+            if board.stones < stones[0] or board.key in seen:
+                continue
+            seen.add(board.key)
+            result = prove(solver, board, node_limit)
+            if result is not None:
+                yield board, result
+            if len(seen) == count:
+                return
+
+
+def strength_keys() -> set[int]:
+    """The keys (and mirror images' keys) of ``c4engine strength``'s positions, which
+    measure the engine and so are never trained on."""
+    boards = [parse_digits(position.moves) for position in read_positions(builtin_positions())]
+    return {board.key for board in boards} | {board_mirror_key(board) for board in boards}
 
 
 def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
-                 node_limit: int) -> Dataset:
-    """``book`` book positions (7x6 only) and ``solved`` solved playout positions,
-    a seeded tenth of them held out.  Duplicates (a position or its mirror image)
-    are kept once, so no position is both trained on and held out."""
+                 node_limit: int, games: int = 0) -> Dataset:
+    """``book`` book positions (7x6 only), ``solved`` solved playout positions and
+    up to ``games`` solved positions of noisy games, a seeded tenth of them held
+    out.  Duplicates (a position or its mirror image) are kept once, so no
+    position is both trained on and held out; on 7x6 the strength set's
+    positions are left out."""
     rng = np.random.default_rng(seed)
     boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
-    for board, result in solved_positions(geometry, solved, stones, rng, node_limit):
+    for board, result in (*solved_positions(geometry, solved, stones, rng, node_limit),
+                          *game_positions(geometry, games, stones, rng, node_limit)):
         boards.append(board)
         results.append(result)
     unique: dict[int, int] = {}
+    excluded = strength_keys() if geometry.is_standard else set()
     for index, board in enumerate(boards):
-        unique.setdefault(min(board.key, board_mirror_key(board)), index)
+        if board.key not in excluded:
+            unique.setdefault(min(board.key, board_mirror_key(board)), index)
     rows = sorted(unique.values())
     current = np.array([boards[i].current for i in rows], dtype=np.int64)
     mask = np.array([boards[i].mask for i in rows], dtype=np.int64)
@@ -192,7 +281,7 @@ def board_mirror_key(board: Board) -> int:
 def feature_matrix(data: Dataset) -> np.ndarray:
     """One row of the evaluation's counts per position (``evaluate = row @ weights``)."""
     features = kernel_for(data.geometry).evaluation.features
-    out = np.zeros((len(data), N_WEIGHTS), dtype=np.int64)
+    out = np.zeros((len(data), N_LINEAR), dtype=np.int64)
     for i in range(len(data)):
         features(int(data.current[i]), int(data.mask[i]), int(data.stones[i]), out[i])
     return out.astype(np.float64)
@@ -203,7 +292,7 @@ def tied_threats() -> np.ndarray:
     vector: the same four threat weights for both players, no first player bonus,
     stones weighted by steps from the edge (one parameter): Texel tuning of the
     existing terms."""
-    basis = np.zeros((N_WEIGHTS, N_THREAT_TERMS + 1))
+    basis = np.zeros((N_LINEAR, N_THREAT_TERMS + 1))
     for term in range(N_THREAT_TERMS):
         basis[FIRST_THREATS + term, term] = basis[SECOND_THREATS + term, term] = 1.0
     basis[COLUMN_STONES:COLUMN_STONES + MAX_EDGE_STEPS, N_THREAT_TERMS] = np.arange(MAX_EDGE_STEPS)
@@ -212,7 +301,7 @@ def tied_threats() -> np.ndarray:
 
 def full_model() -> np.ndarray:
     """Every weight free."""
-    return np.eye(N_WEIGHTS)
+    return np.eye(N_LINEAR)
 
 
 @dataclass(frozen=True)
@@ -298,8 +387,9 @@ def judge(name: str, weights: np.ndarray, train_x: np.ndarray, train_y: np.ndarr
           test_y: np.ndarray) -> Score:
     """Held-out accuracy and log-loss of integer ``weights``, with the logits per
     centipawn and the margin fitted on the training positions only."""
-    calibration = fit_scale(train_x @ weights, train_y)
-    e = (test_x @ weights) * calibration.weights[0]
+    linear = weights[:N_LINEAR]
+    calibration = fit_scale(train_x @ linear, train_y)
+    e = (test_x @ linear) * calibration.weights[0]
     return Score(name, accuracy(e, calibration.margin, test_y), log_loss(e, calibration.margin, test_y))
 
 

@@ -34,6 +34,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"term +X weight +X \(first\) +O weight +O \(second\)",         # eval
     r"[a-z][a-z0-9 ()-]*[a-z)] +-?\d+ +-?\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
     r"Evaluation \(side to move\): -?\d+ cp",
+    r"n-tuple network: \d+ tuples of \d+ cells, each read on the mirror image too",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",
 ))

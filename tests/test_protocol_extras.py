@@ -46,6 +46,22 @@ def test_eval_terms_add_up_to_the_total(engine: EngineProcess, moves: str) -> No
     assert len(lines) == 13
 
 
+def test_eval_of_an_ntuple_network_is_its_size_and_total(engine: EngineProcess) -> None:
+    """With ``Evaluation ntuple`` there are no terms to list: the network's size, then a
+    total that changes sign with the side to move only through the position."""
+    engine.command("setoption name Evaluation value ntuple")
+    try:
+        engine.send("position startpos moves 443")
+        lines = engine.command("eval")
+        assert re.fullmatch(r"n-tuple network: \d+ tuples of 8 cells, each read on the mirror image too", lines[0])
+        assert re.fullmatch(r"Evaluation \(side to move\): -?\d+ cp", lines[1]) and len(lines) == 2
+        engine.send("position startpos moves 4")
+        opening = engine.command("eval")[1]
+        assert opening != "Evaluation (side to move): 0 cp"  # the network, not the zero linear weights
+    finally:
+        engine.command("setoption name Evaluation value threats")
+
+
 def test_perft_3_from_the_start(engine: EngineProcess) -> None:
     """``perft 3`` from the start: 49 per first move, a blank line, 343 in all."""
     assert engine.command("perft 3") == [f"{c}: 49" for c in range(1, 8)] + ["", "Nodes searched: 343"]

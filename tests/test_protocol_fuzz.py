@@ -141,7 +141,7 @@ class Generator:
         rng = self.rng
         good = [("Hash", str(rng.randint(2, 8))), ("Clear Hash", None), ("Move Overhead", str(rng.randint(0, 50))),
                 ("MultiPV", str(rng.randint(1, 3))), ("Ponder", rng.choice(["true", "false"])),
-                ("OwnBook", rng.choice(["true", "false", "TRUE"])), ("Evaluation", rng.choice(["learned", "threats", "centre"])),
+                ("OwnBook", rng.choice(["true", "false", "TRUE"])), ("Evaluation", rng.choice(["learned", "ntuple", "threats", "centre"])),
                 ("Skill Level", str(rng.randint(0, 20))), ("UCI_LimitStrength", rng.choice(["true", "false"])),
                 ("UCI_Variant", "cfour"), ("multipv", "2")]
         bad = [("MultiPV", "99"), ("Hash", "0"), ("Hash", rng.choice(BAD_NUMBERS)), ("Nope", "1"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from engine_process import (
     READY_TIMEOUT,
     START_FEN,
@@ -121,13 +123,14 @@ def test_bad_positions_on_8x7_change_nothing(engine: EngineProcess) -> None:
     assert board_lines(engine)[-1] == "Moves: P@h1"
 
 
-def test_learned_evaluation_said_where_a_board_has_none(engine: EngineProcess) -> None:
-    """With ``Evaluation learned``, a board without learned weights says at its set-up
-    that the hand-written ones stand in; 7x6 (which has them) says nothing, nor does
-    any board with the default ``threats``."""
+@pytest.mark.parametrize("evaluation", ["learned", "ntuple"])
+def test_learned_evaluation_said_where_a_board_has_none(engine: EngineProcess, evaluation: str) -> None:
+    """With ``Evaluation learned`` or ``ntuple``, a board without such weights says at
+    its set-up that the hand-written ones stand in; 7x6 (which has them) says nothing,
+    nor does any board with the default ``threats``."""
     assert option_line(engine, "Evaluation").startswith("option name Evaluation type combo default threats ")
     assert not [line for line in switch(engine, "cfour-9x6k5") if "learned" in line]
-    engine.send("setoption name Evaluation value learned")
+    engine.send(f"setoption name Evaluation value {evaluation}")
     assert NO_LEARNED_NOTE.format("9x6k5") in engine.sync(READY_TIMEOUT)
     assert not [line for line in switch(engine, "cfour") if "learned" in line]
     assert NO_LEARNED_NOTE.format("9x6k5") in switch(engine, "cfour-9x6k5")

@@ -6,12 +6,18 @@ import numpy as np
 import pytest
 
 from c4engine.geometry import STANDARD, Geometry
-from c4engine.kernel.evaluation import CENTRE_ONLY, N_WEIGHTS, THREAT_WEIGHTS
+from c4engine.kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, THREAT_WEIGHTS
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.protocol.options import find_spec
 from c4engine.search.weights import NAMES, learned_weights, weights_named
-from c4engine.training import Dataset, book_sample, feature_matrix, make_dataset, playout, train
+from c4engine import training
+from c4engine.kernel.book import OpeningBook
+from c4engine.rules.notation import parse_digits
+from c4engine.search.searcher import Searcher
+from c4engine.training import (
+    Dataset, book_sample, feature_matrix, make_dataset, noisy_game, playout, proving_searcher, strength_keys, train,
+)
 
 
 def random_positions(geometry: Geometry, count: int, seed: int) -> list[Board]:
@@ -28,11 +34,12 @@ def test_the_evaluation_is_the_features_times_the_weights() -> None:
     """``features`` is what training fits: ``evaluate`` must equal it times any weights."""
     evaluation = kernel_for(STANDARD).evaluation
     rng = np.random.default_rng(3)
-    out = np.zeros(N_WEIGHTS, dtype=np.int64)
+    out = np.zeros(N_LINEAR, dtype=np.int64)
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)  # no n-tuple network: its address stays 0
     for board in random_positions(STANDARD, 200, 1):
-        weights = rng.integers(-50, 50, N_WEIGHTS)
+        weights[:N_LINEAR] = rng.integers(-50, 50, N_LINEAR)
         evaluation.features(board.current, board.mask, board.stones, out)
-        assert evaluation.evaluate(board.current, board.mask, board.stones, weights) == out @ weights
+        assert evaluation.evaluate(board.current, board.mask, board.stones, weights) == out @ weights[:N_LINEAR]
 
 
 def test_the_hand_written_weights_evaluate_as_before() -> None:
@@ -76,7 +83,44 @@ def test_training_beats_the_hand_written_weights_on_held_out_positions(small_dat
     old, new = scores["threats (hand-written)"], scores["learned"]
     assert new.log_loss < old.log_loss
     assert training.held_out == int(small_data.held_out.sum())
-    assert feature_matrix(small_data).shape == (len(small_data), N_WEIGHTS)
+    assert feature_matrix(small_data).shape == (len(small_data), N_LINEAR)
+
+
+def test_noisy_games_keep_the_result_while_the_book_proves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without noise, every move under 12 stones keeps the best result (the book-backed
+    solver picks it): each position's result is the negation of the one before.  Random
+    moves would throw results away within a few moves."""
+    monkeypatch.setattr(training, "GAME_NOISE", 0.0)
+    solver = proving_searcher(STANDARD)
+    rng = np.random.default_rng(4)
+    checked = 0
+    for _ in range(3):
+        game = noisy_game(STANDARD, 12, rng, solver, Searcher(16))
+        assert [board.stones for board in game] == list(range(len(game)))
+        results = [int(np.sign(solver.solve(board, weak=True)[0])) for board in game]
+        assert all(after == -before for before, after in zip(results, results[1:]))
+        checked += len(game) - 1
+    assert checked >= 20
+
+
+def test_game_positions_are_solved_in_their_stone_range() -> None:
+    data = make_dataset(STANDARD, book=0, solved=0, stones=(14, 20), seed=2, node_limit=500_000, games=40)
+    assert 30 <= len(data) <= 40 and set(data.stones.tolist()) <= set(range(14, 21))
+    solver = Searcher(16, book=OpeningBook.load())
+    for current, mask, result in zip(data.current[:10], data.mask[:10], data.result[:10]):
+        assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
+
+
+def test_the_strength_positions_are_never_trained_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """They measure the engine: a sample that happens to hold one (or its mirror
+    image) loses it."""
+    measured = parse_digits("462135")  # in the set
+    mirrored = parse_digits("426753")  # its mirror image, not listed itself
+    other = parse_digits("1111")
+    assert measured.key in strength_keys() and mirrored.key in strength_keys() and other.key not in strength_keys()
+    monkeypatch.setattr(training, "book_sample", lambda count, rng: ([measured, other, mirrored], [0, 1, 0]))
+    data = make_dataset(STANDARD, book=3, solved=0, stones=(12, 12), seed=1, node_limit=1000)
+    assert data.current.tolist() == [other.current] and data.mask.tolist() == [other.mask]
 
 
 def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:

@@ -100,7 +100,7 @@ def _byte_pointer(typingctx, address):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _bytes_at(address: int, size: int) -> np.ndarray:
+def bytes_at(address: int, size: int) -> np.ndarray:
     """The ``size`` bytes mapped at ``address`` as an array."""
     return numba.carray(_byte_pointer(address), size)  # type: ignore[call-arg]  # numba adds typingctx
 
@@ -131,7 +131,7 @@ def _value_byte(address: int, records: int, record_bytes: int, key_bytes: int, l
     classic lo/hi loop."""
     if records == 0:
         return -1
-    data = _bytes_at(address, records * record_bytes)
+    data = bytes_at(address, records * record_bytes)
     for flip in range(2):
         key = _huffman_key(mirror(current) if flip else current, mirror(mask) if flip else mask)
         key = _ordered(key, key_bytes, low_bits)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..geometry import Geometry, GeometryError
 from ..rules.bits import mirror as mirror_bits
-from .book import NOT_IN_BOOK, _bytes_at
+from .book import NOT_IN_BOOK, bytes_at
 from .jit import jit, mirror
 
 MAGIC = b"C4BOOK1\0"
@@ -161,7 +161,7 @@ def built_book_value(address: int, entries: int, current: int, mask: int) -> int
     other = mirror(current) + mirror(mask)
     key, other = key ^ _TOP_BIT, other ^ _TOP_BIT
     key = min(key, other)
-    data = _bytes_at(address, entries * (KEY_BYTES + 1))
+    data = bytes_at(address, entries * (KEY_BYTES + 1))
     keys = data[:entries * KEY_BYTES].view(np.int64)  # little-endian, as x86-64 and the file
     base, n = 0, entries
     while n > 1:

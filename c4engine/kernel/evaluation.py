@@ -28,9 +28,12 @@ The layout: each player's four threat weights (the first player's, then the
 second's: the zugzwang rules are not symmetric), a bonus for the first player,
 one weight per stone by its column's steps from the edge, then each player's
 weight of a live threat by its cell (bit index), which learns what row parity
-alone cannot: how much lower threats and central ones are worth.  The evaluation
-is linear in the weights: :func:`features` gives the counts it multiplies, which
-is what training fits.
+alone cannot: how much lower threats and central ones are worth.  This linear
+model's evaluation is linear in those ``N_LINEAR`` weights: :func:`features`
+gives the counts it multiplies, which is what training fits.  Two more slots
+can point the evaluation at an n-tuple network instead (:mod:`.ntuple`: its
+block's address and size, 0 for none), which then replaces the linear model;
+its value is kept within ``HEURISTIC_LIMIT``, well inside the proven scores.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ import numpy as np
 
 from ..geometry import Geometry
 from .constants import BOARD_MASK, GEOMETRY, WIDTH
+from ..rules.scores import MATE
 from .jit import column_cells, jit, popcount, smear_up, winning_cells
+from .ntuple import ntuple_evaluate
 
 
 def odd_rows(geometry: Geometry) -> int:
@@ -71,7 +76,11 @@ MAX_EDGE_STEPS = 16  # a board of at most 32 columns (W * (H + 1) <= 64) has col
 FIRST_THREAT_CELLS = COLUMN_STONES + MAX_EDGE_STEPS
 BITS = 64  # one weight per bit of the board's word: a live threat's weight by its cell
 SECOND_THREAT_CELLS = FIRST_THREAT_CELLS + BITS
-N_WEIGHTS = SECOND_THREAT_CELLS + BITS
+N_LINEAR = SECOND_THREAT_CELLS + BITS  # the linear model's weights, which :func:`features` counts
+NTUPLE_ADDRESS = N_LINEAR  # an n-tuple network's block (:mod:`.ntuple`), 0 for none
+NTUPLE_WORDS = NTUPLE_ADDRESS + 1
+N_WEIGHTS = NTUPLE_WORDS + 1
+HEURISTIC_LIMIT = MATE - 1_000  # heuristic values stay well inside the proven ones
 
 EDGE_STEPS_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))
 EDGE_STEPS = max(EDGE_STEPS_OF_COLUMN) + 1  # how many column weights this board uses
@@ -161,7 +170,11 @@ def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.n
 
 @jit
 def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
-    """Heuristic value from the side to move's view: its score minus the opponent's."""
+    """Heuristic value from the side to move's view: the n-tuple network's when the
+    weights name one, else the side to move's score minus the opponent's."""
+    if weights[NTUPLE_ADDRESS] != 0:
+        value = ntuple_evaluate(weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS], current, mask, stones_on_board)
+        return min(max(value, -HEURISTIC_LIMIT), HEURISTIC_LIMIT)
     other = current ^ mask
     to_move_is_first = stones_on_board % 2 == 0
     return (side_score(current, other, mask, to_move_is_first, weights)
@@ -170,8 +183,8 @@ def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray)
 
 @jit
 def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> None:
-    """The counts :func:`evaluate` weighs, into ``out`` (N_WEIGHTS): ``evaluate`` is
-    ``out @ weights``.  The mover's counts add, the opponent's subtract."""
+    """The counts the linear model weighs, into ``out`` (N_LINEAR): without an n-tuple
+    network ``evaluate`` is ``out @ weights[:N_LINEAR]``.  The mover's counts add, the opponent's subtract."""
     out[:] = 0
     other = current ^ mask
     to_move_is_first = stones_on_board % 2 == 0

@@ -41,7 +41,7 @@ PACKAGE_DIR = KERNEL_DIR.parent
 CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
 RULES_DIR = PACKAGE_DIR / "rules"
 COMPILED_RULES = ("bits", "scores")  # the rules modules whose functions the kernel compiles
-MODULES = ("constants", "jit", "layout", "table", "evaluation", "book", "built_book", "resolve", "negamax",
+MODULES = ("constants", "jit", "layout", "table", "ntuple", "evaluation", "book", "built_book", "resolve", "negamax",
            "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
@@ -57,6 +57,7 @@ class Kernel:
     jit: ModuleType
     layout: ModuleType
     table: ModuleType
+    ntuple: ModuleType
     evaluation: ModuleType
     book: ModuleType
     built_book: ModuleType

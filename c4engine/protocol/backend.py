@@ -16,7 +16,10 @@ import numpy as np
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
-from ..kernel.evaluation import COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, SECOND_THREATS, THREAT_NAMES
+from ..kernel.evaluation import (
+    COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, NTUPLE_ADDRESS, SECOND_THREATS, THREAT_NAMES,
+)
+from ..kernel.ntuple import ROWS, TUPLE_LENGTH
 from ..rules.bits import column_cells, popcount
 from ..rules.board import Board
 from ..rules.notation import format_line, format_move
@@ -27,7 +30,7 @@ from ..search.limits import Budget, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
-from ..search.weights import weights_named
+from ..search.weights import ntuple_block, weights_named
 from .go_params import GoParams
 from .options import NO_PATH, OptionError, Options
 
@@ -172,9 +175,15 @@ class Backend:
         """The evaluation's terms for each player with their weights (each player has
         its own threat weights), the weighted totals and the total from the side to
         move's view.  The weights of live threats by their cells are shown summed, as a
-        count of weight 1."""
+        count of weight 1.  An n-tuple network has no terms to show: its size, and the total."""
         weights = self._weights(self.geometry)
         evaluation = self.searcher.kernel.evaluation
+        if weights[NTUPLE_ADDRESS] != 0:
+            total = evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
+            block = ntuple_block(self.geometry)  # what the weights point at
+            tuples = 0 if block is None else int(block[ROWS]) // 2
+            return [f"n-tuple network: {tuples} tuples of {TUPLE_LENGTH} cells, each read on the mirror image too",
+                    f"Evaluation (side to move): {total} cp"]
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
         rows = [(name, weights[FIRST_THREATS + i], x, weights[SECOND_THREATS + i], o)
                 for i, (name, x, o) in enumerate(zip(THREAT_NAMES, evaluation.side_terms(first, second, pos.mask, True),

@@ -2,8 +2,11 @@
 
 ``learned`` weights were fitted to exactly scored positions of one board
 (``tools/train_evaluation.py``, :mod:`c4engine.training`) and live in
-``c4engine/data/evaluation-<W>x<H>k<K>.json``; a board without such a file
-has none, and its engine falls back to the hand-written threat weights.
+``c4engine/data/evaluation-<W>x<H>k<K>.json``; ``ntuple`` is an n-tuple network
+(:mod:`c4engine.kernel.ntuple`, ``tools/train_ntuple.py``) in
+``c4engine/data/ntuple-<W>x<H>k<K>.npz``, which the kernel reads through the
+address its weight vector carries.  A board without such a file has none, and
+its engine falls back to the hand-written threat weights.
 """
 
 from __future__ import annotations
@@ -15,15 +18,21 @@ from importlib.resources import files
 import numpy as np
 
 from ..geometry import Geometry
-from ..kernel.evaluation import CENTRE_ONLY, N_WEIGHTS, THREAT_WEIGHTS
+from ..kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
+from ..kernel.ntuple import HEADER, LENGTH, ROWS, STATES, TABLE_SIZE, TUPLE_LENGTH, block_address
 
 LEARNED = "learned"
+NTUPLE = "ntuple"
 HAND_WRITTEN = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
-NAMES = (LEARNED, *HAND_WRITTEN)
+NAMES = (LEARNED, NTUPLE, *HAND_WRITTEN)
 
 
 def weights_file_name(geometry: Geometry) -> str:
     return f"evaluation-{geometry.width}x{geometry.height}k{geometry.connect}.json"
+
+
+def ntuple_file_name(geometry: Geometry) -> str:
+    return f"ntuple-{geometry.width}x{geometry.height}k{geometry.connect}.npz"
 
 
 @functools.cache
@@ -34,9 +43,54 @@ def learned_weights(geometry: Geometry) -> np.ndarray | None:
     if not resource.is_file():
         return None
     document = json.loads(resource.read_text())
-    weights = np.array(document["weights"], dtype=np.int64)
-    if document.get("board") != geometry.name or weights.shape != (N_WEIGHTS,):
-        raise ValueError(f"{weights_file_name(geometry)}: not {N_WEIGHTS} weights for the {geometry} board")
+    linear = np.array(document["weights"], dtype=np.int64)
+    if document.get("board") != geometry.name or linear.shape != (N_LINEAR,):
+        raise ValueError(f"{weights_file_name(geometry)}: not {N_LINEAR} weights for the {geometry} board")
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)
+    weights[:N_LINEAR] = linear
+    weights.flags.writeable = False
+    return weights
+
+
+def check_block(block: np.ndarray, geometry: Geometry) -> None:
+    """ValueError unless ``block`` is an n-tuple block the kernel can read on
+    ``geometry``'s board: a consistent size, and cells on the board."""
+    if block.dtype != np.int32 or block.ndim != 1 or block.size < HEADER:
+        raise ValueError("an n-tuple block is a 1-d int32 array with a header")
+    rows, length, size = (int(block[at]) for at in (ROWS, LENGTH, TABLE_SIZE))
+    if rows <= 0 or rows % 2 or length != TUPLE_LENGTH or size != STATES ** length:
+        raise ValueError(f"n-tuple header {rows, length, size} is inconsistent")
+    if block.size != HEADER + rows * length + rows // 2 * size:
+        raise ValueError(f"n-tuple block of {block.size} words, not the header's")
+    cells = block[HEADER:HEADER + rows * length]
+    if not all(0 <= cell < 64 and (geometry.board_mask >> int(cell)) & 1 for cell in cells):
+        raise ValueError(f"n-tuple cells off the {geometry} board")
+
+
+@functools.cache
+def ntuple_block(geometry: Geometry) -> np.ndarray | None:
+    """The n-tuple network shipped for ``geometry``'s board, or None; read once and
+    kept for the process (searches read it by address).  ValueError if it is unsound."""
+    resource = files("c4engine").joinpath("data", ntuple_file_name(geometry))
+    if not resource.is_file():
+        return None
+    with resource.open("rb") as stream, np.load(stream) as document:
+        board, block = str(document["board"]), np.ascontiguousarray(document["block"])
+    if board != geometry.name:
+        raise ValueError(f"{ntuple_file_name(geometry)}: a network for {board}, not {geometry}")
+    check_block(block, geometry)
+    block.flags.writeable = False
+    return block
+
+
+@functools.cache
+def ntuple_weights(geometry: Geometry) -> np.ndarray | None:
+    """The weight vector that points the kernel at ``geometry``'s n-tuple network, or None."""
+    block = ntuple_block(geometry)
+    if block is None:
+        return None
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)
+    weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS] = block_address(block), block.size
     weights.flags.writeable = False
     return weights
 
@@ -44,7 +98,7 @@ def learned_weights(geometry: Geometry) -> np.ndarray | None:
 def weights_named(name: str, geometry: Geometry) -> tuple[np.ndarray, bool]:
     """The weights ``name`` stands for on ``geometry``'s board, and whether they are
     the hand-written threats standing in for learned weights the board lacks."""
-    if name == LEARNED:
-        learned = learned_weights(geometry)
-        return (THREAT_WEIGHTS, True) if learned is None else (learned, False)
+    if name in (LEARNED, NTUPLE):
+        found = learned_weights(geometry) if name == LEARNED else ntuple_weights(geometry)
+        return (THREAT_WEIGHTS, True) if found is None else (found, False)
     return HAND_WRITTEN[name], False

@@ -1,0 +1,248 @@
+"""Learning an n-tuple network evaluation from exactly scored positions (a developer tool).
+
+The network (:mod:`c4engine.kernel.ntuple`) sums table entries picked by the
+contents of a few cells per tuple.  Its tuples are seeded random walks over
+neighbouring cells; its tables are fitted to positions with a known result by
+the same ordinal logistic model as the linear evaluation's
+(:mod:`c4engine.training`): ``P(win) = sigmoid(e - margin)``, ``P(loss) =
+sigmoid(-e - margin)``, with ``e`` the side to move's value in logits.  The fit
+is plain stochastic gradient descent over shuffled positions (each step touches
+only the entries the position reads), compiled with the kernel's look-ups
+(:func:`c4engine.kernel.ntuple.sgd_epoch`).
+
+Data: on 7x6 every position of the 12-stone distance book, plus solved
+positions of other stone counts (:func:`c4engine.training.make_dataset` files).
+The strength set's positions (and their mirror images) are left out, and a
+position is held out by a hash of its key or its mirror image's, whichever is
+smaller, so a position and its mirror image are never on both sides, whatever
+file they come from.
+
+``tools/train_ntuple.py`` fits a network and writes
+``c4engine/data/ntuple-<board>.npz``, where ``Evaluation ntuple`` finds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .geometry import STANDARD, Geometry
+from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
+from .search.weights import ntuple_file_name
+from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss, strength_keys
+
+HELD_OUT_IN = 10  # one position in ten is held out
+_BOOK_STONES = 12
+
+
+# -- tuples ---------------------------------------------------------------------
+
+
+def random_walk_tuples(geometry: Geometry, count: int, length: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` distinct tuples of ``length`` cells (bit indices), each a random walk
+    from a random cell to any of its eight neighbours until it has ``length`` cells."""
+    width, height = geometry.width, geometry.height
+    if length > geometry.cells:
+        raise ValueError(f"no tuple of {length} cells on the {geometry} board")
+    found: dict[tuple[int, ...], None] = {}
+    for _ in range(1000 * count + 1):
+        if len(found) == count:
+            return np.array(list(found), dtype=np.int32)
+        col, row = int(rng.integers(width)), int(rng.integers(height))
+        cells = {(col, row)}
+        while len(cells) < length:
+            step_col, step_row = rng.integers(-1, 2, size=2)
+            if 0 <= col + step_col < width and 0 <= row + step_row < height:
+                col, row = col + int(step_col), row + int(step_row)
+                cells.add((col, row))
+        found.setdefault(tuple(sorted(c * geometry.h1 + r for c, r in cells)), None)
+    raise ValueError(f"no {count} distinct tuples of {length} cells found on the {geometry} board")
+
+
+def mirrored_cells(cells: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The same cells on the mirror image (column ``c`` becomes ``W - 1 - c``)."""
+    col, row = np.divmod(cells, geometry.h1)
+    return ((geometry.width - 1 - col) * geometry.h1 + row).astype(np.int32)
+
+
+def cell_rows(tuples: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The block's cell rows: each tuple, then its mirror image, flattened."""
+    rows = np.empty((2 * len(tuples), tuples.shape[1]), dtype=np.int32)
+    rows[0::2], rows[1::2] = tuples, mirrored_cells(tuples, geometry)
+    return rows.ravel()
+
+
+# -- data -----------------------------------------------------------------------
+
+
+def decode_book_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`c4engine.training.decode_book_key` over a whole file at once (12 stones,
+    7 columns): ``current`` and ``mask`` of each key."""
+    pos = np.full(keys.size, 2 * _BOOK_STONES + 7)
+    current, mask = np.zeros_like(keys), np.zeros_like(keys)
+    for col in range(STANDARD.width):
+        open_column = np.ones(keys.size, dtype=bool)
+        for row in range(STANDARD.height + 1):
+            stone = open_column & ((keys >> np.maximum(pos, 0)) & 1 == 1)
+            cell = np.int64(1) << (col * STANDARD.h1 + row)
+            mask |= np.where(stone, cell, 0)
+            current |= np.where(stone & ((keys >> np.maximum(pos - 1, 0)) & 1 == 0), cell, 0)
+            pos -= np.where(stone, 2, 0)
+            open_column &= stone
+        pos -= 1
+    return current, mask
+
+
+def book_positions() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every position of the 12-stone distance book: ``current``, ``mask`` and the
+    result for the side to move (-1, 0, +1; the byte's sign)."""
+    import bitbully_databases  # type: ignore[import-untyped]
+
+    path = bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist")
+    records = np.fromfile(path, dtype=np.dtype([("key", ">i4"), ("value", "i1")]))
+    current, mask = decode_book_keys(records["key"].astype(np.int64) & 0xFFFFFFFF)
+    return current, mask, np.sign(records["value"]).astype(np.int8)
+
+
+def canonical_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The smaller of each position's key and its mirror image's."""
+    return np.minimum(current + mask, mirrored_keys(current, mask, geometry))
+
+
+def mirrored_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The keys of the positions' mirror images."""
+    column = (1 << geometry.h1) - 1
+    keys = current + mask
+    out = np.zeros_like(keys)
+    for col in range(geometry.width):
+        out |= ((keys >> (col * geometry.h1)) & column) << ((geometry.width - 1 - col) * geometry.h1)
+    return out
+
+
+def held_out_by_key(keys: np.ndarray) -> np.ndarray:
+    """One position in ``HELD_OUT_IN``, by a hash of its canonical key (splitmix64's mixer)."""
+    z = keys.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z % np.uint64(HELD_OUT_IN) == 0
+
+
+def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) -> Dataset:
+    """The book (7x6, if asked) and ``parts`` as one dataset: each position once (by its
+    canonical key, the first file's result kept), the strength set left out, the
+    held-out split by key (:func:`held_out_by_key`), the files' own split ignored."""
+    columns: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    if with_book and geometry.is_standard:
+        columns.append(book_positions())
+    columns += [(part.current, part.mask, part.result) for part in parts]
+    current = np.concatenate([c[0] for c in columns])
+    mask = np.concatenate([c[1] for c in columns])
+    result = np.concatenate([c[2] for c in columns]).astype(np.int8)
+    keys = canonical_keys(current, mask, geometry)
+    _, first = np.unique(keys, return_index=True)
+    keep = np.zeros(keys.size, dtype=bool)
+    keep[first] = True
+    if geometry.is_standard:  # a position's canonical key is its key or its mirror image's
+        keep &= ~np.isin(keys, np.array(sorted(strength_keys()), dtype=np.int64))
+    stones = np.bitwise_count(mask[keep]).astype(np.int8)
+    return Dataset(geometry, current[keep], mask[keep], stones, result[keep], held_out_by_key(keys[keep]))
+
+
+# -- fitting ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Network:
+    """Tuples (cell rows as in the block) and their tables in logits, with the draw margin."""
+
+    geometry: Geometry
+    cells: np.ndarray
+    tables: np.ndarray
+    margin: float
+
+    def values(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
+        return network_values(self.cells, self.tables, data.current[rows], data.mask[rows],
+                       data.stones[rows])
+
+    def block(self) -> np.ndarray:
+        """The kernel's int32 block (:mod:`c4engine.kernel.ntuple`)."""
+        scale = CP_PER_LOGIT * (1 << FRACTION_BITS)
+        entries = np.round(self.tables * scale).astype(np.int32)
+        header = np.array([self.cells.size // TUPLE_LENGTH, TUPLE_LENGTH, STATES ** TUPLE_LENGTH], dtype=np.int32)
+        return np.concatenate([header, self.cells, entries.ravel()])
+
+
+def fit_network(data: Dataset, rows: np.ndarray, tuples: int, epochs: int, seed: int, rate: float = 0.5,
+                decay: float = 1e-4, report: Callable[[int, float], None] | None = None) -> Network:
+    """Tables for ``tuples`` random-walk tuples of ``TUPLE_LENGTH`` cells fitted to ``rows`` of
+    ``data``; ``rate`` is the step in logits per unit gradient of the whole value,
+    shared among the entries one position reads, and falls linearly to a tenth."""
+    rng = np.random.default_rng(seed)
+    cells = cell_rows(random_walk_tuples(data.geometry, tuples, TUPLE_LENGTH, rng), data.geometry)
+    tables = np.zeros((tuples, STATES ** TUPLE_LENGTH))
+    margin = 0.5
+    current, mask = data.current[rows], data.mask[rows]
+    stones, result = data.stones[rows].astype(np.int64), data.result[rows].astype(np.int64)
+    for epoch in range(epochs):
+        step = rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
+        order = rng.permutation(rows.size)
+        margin_gradient = sgd_epoch(cells, tables, current, mask, stones, result, order, step, margin,
+                                     decay)
+        margin = max(margin - 0.5 * margin_gradient, 0.01)
+        if report:
+            report(epoch, margin)
+    return Network(data.geometry, cells, tables, margin)
+
+
+# -- judging ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judged:
+    name: str
+    accuracy: float
+    log_loss: float
+
+
+def judge_network(network: Network, data: Dataset, rows: np.ndarray) -> Judged:
+    """Held-out accuracy and log-loss of the network as the engine runs it: integer
+    centipawns from the block, with the logits per centipawn fitted in training."""
+    block = network.block()
+    values = np.array([block_value(block, *sides(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
+                       for c, m, s in zip(data.current[rows], data.mask[rows], data.stones[rows])], dtype=np.float64)
+    values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0) / CP_PER_LOGIT
+    result = data.result[rows].astype(np.int64)
+    return Judged("n-tuple", accuracy(values, network.margin, result), log_loss(values, network.margin, result))
+
+
+def judge_linear(name: str, weights: np.ndarray, data: Dataset, train_rows: np.ndarray, test_rows: np.ndarray,
+                 sample: int = 100_000) -> Judged:
+    """Linear evaluation weights (the hand-written threats, the linear learned ones)
+    judged as :func:`c4engine.training.judge` does, calibrated on a sample of the
+    training rows."""
+    rng = np.random.default_rng(0)
+    calibration = rng.choice(train_rows, size=min(sample, train_rows.size), replace=False)
+    tx, hx = feature_matrix(_subset(data, calibration)), feature_matrix(_subset(data, test_rows))
+    score = judge(name, weights, tx, data.result[calibration].astype(np.int64), hx,
+                  data.result[test_rows].astype(np.int64))
+    return Judged(score.name, score.accuracy, score.log_loss)
+
+
+def _subset(data: Dataset, rows: np.ndarray) -> Dataset:
+    return Dataset(data.geometry, data.current[rows], data.mask[rows], data.stones[rows], data.result[rows],
+                   data.held_out[rows])
+
+
+def write_network(path: Path, network: Network, made_by: str, scores: list[Judged], trained_on: int) -> None:
+    np.savez_compressed(path, board=network.geometry.name, block=network.block(), margin=network.margin,
+                        made_by=made_by, trained_on=trained_on,
+                        held_out=np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores]))
+
+
+def packaged_network_path(geometry: Geometry) -> Path:
+    return Path(__file__).resolve().parent / "data" / ntuple_file_name(geometry)

@@ -1,0 +1,211 @@
+"""The n-tuple network evaluation: the kernel's look-ups, the shipped network, its training."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from c4engine.geometry import STANDARD, Geometry
+from c4engine.kernel.evaluation import HEURISTIC_LIMIT, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
+from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
+from c4engine.kernel.specialise import kernel_for
+from c4engine.ntuple_training import (
+    book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
+    random_walk_tuples,
+)
+from c4engine.rules.bits import mirror
+from c4engine.rules.board import Board
+from c4engine.referee.strength import builtin_positions, read_positions
+from c4engine.rules.notation import parse_digits
+from c4engine.search.limits import Limits
+from c4engine.search.searcher import Searcher
+from c4engine.search.weights import check_block, ntuple_block, ntuple_weights, weights_named
+from c4engine.training import Dataset, decode_book_key, make_dataset, playout, strength_keys
+
+
+def random_boards(geometry: Geometry, count: int, seed: int) -> list[Board]:
+    rng = np.random.default_rng(seed)
+    boards: list[Board] = []
+    while len(boards) < count:
+        board = playout(geometry, int(rng.integers(0, geometry.cells - 4)), rng)
+        if board is not None:
+            boards.append(board)
+    return boards
+
+
+def random_block(geometry: Geometry, tuples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    cells = cell_rows(random_walk_tuples(geometry, tuples, TUPLE_LENGTH, rng), geometry)
+    size = STATES ** TUPLE_LENGTH
+    tables = rng.integers(-5000, 5000, size=tuples * size)
+    return np.concatenate([[2 * tuples, TUPLE_LENGTH, size], cells, tables]).astype(np.int32)
+
+
+def naive_value(block: np.ndarray, board: Board) -> int:
+    """The side to move's centipawns, the slow way: for each cell row, read its cells'
+    contents as a base-3 number and add that entry of its tuple's table."""
+    rows, length, size = (int(v) for v in block[:HEADER])
+    first = board.current if board.stones % 2 == 0 else board.current ^ board.mask
+    total = 0
+    for row in range(rows):
+        index = 0
+        for cell in block[HEADER + row * length:HEADER + (row + 1) * length]:
+            state = 1 if first >> int(cell) & 1 else 2 if (board.mask ^ first) >> int(cell) & 1 else 0
+            index = 3 * index + state
+        total += int(block[HEADER + rows * length + row // 2 * size + index])
+    value = total >> FRACTION_BITS
+    return value if board.stones % 2 == 0 else -value
+
+
+def pointing_at(block: np.ndarray) -> np.ndarray:
+    weights = np.zeros(N_WEIGHTS, dtype=np.int64)
+    weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS] = block_address(block), block.size
+    return weights
+
+
+@pytest.mark.parametrize("geometry", [STANDARD, Geometry(8, 7, 4)])
+def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
+    block = random_block(geometry, 12, seed=2)
+    check_block(block, geometry)
+    evaluate = kernel_for(geometry).evaluation.evaluate
+    for board in random_boards(geometry, 150, 4):
+        assert evaluate(board.current, board.mask, board.stones, pointing_at(block)) == naive_value(block, board)
+
+
+def test_a_position_and_its_mirror_image_are_worth_the_same() -> None:
+    block = random_block(STANDARD, 10, seed=3)
+    evaluate = kernel_for(STANDARD).evaluation.evaluate
+    for board in random_boards(STANDARD, 100, 5):
+        mirrored = Board(mirror(board.current, 7, 6), mirror(board.mask, 7, 6))
+        assert (evaluate(board.current, board.mask, board.stones, pointing_at(block))
+                == evaluate(mirrored.current, mirrored.mask, mirrored.stones, pointing_at(block)))
+
+
+def test_a_huge_network_value_stays_heuristic() -> None:
+    block = random_block(STANDARD, 4, seed=1)
+    block[HEADER + 8 * TUPLE_LENGTH:] = 2 ** 30
+    board = Board(0, 0).play_all([3, 3])
+    assert kernel_for(STANDARD).evaluation.evaluate(board.current, board.mask, board.stones,
+                                                    pointing_at(block)) == HEURISTIC_LIMIT
+
+
+def test_random_walk_tuples_are_distinct_connected_cells_on_the_board() -> None:
+    geometry = Geometry(8, 7, 4)
+    tuples = random_walk_tuples(geometry, 30, 7, np.random.default_rng(1))
+    assert tuples.shape == (30, 7) and len({tuple(t) for t in tuples}) == 30
+    for cells in tuples:
+        assert len(set(cells)) == 7 and all((geometry.board_mask >> int(c)) & 1 for c in cells)
+        places = {divmod(int(c), geometry.h1) for c in cells}
+        reached, frontier = set(), [next(iter(places))]
+        while frontier:  # every cell reached from one over neighbouring cells
+            col, row = frontier.pop()
+            reached.add((col, row))
+            frontier += [p for p in places - reached if max(abs(p[0] - col), abs(p[1] - row)) == 1]
+        assert reached == places
+
+
+def test_a_board_without_enough_distinct_tuples_is_refused() -> None:
+    with pytest.raises(ValueError):
+        random_walk_tuples(Geometry(3, 3, 3), 10, 8, np.random.default_rng(1))  # 9 cells: 9 sets of 8
+
+
+@pytest.mark.parametrize("damage", ["size", "cell", "rows", "length"])
+def test_an_unsound_block_is_refused(damage: str) -> None:
+    block = random_block(STANDARD, 3, seed=1)
+    if damage == "size":
+        block = block[:-1]
+    elif damage == "cell":
+        block[HEADER] = 6  # the 7th row of column 0: off a 6-row board
+    elif damage == "rows":
+        block[0] = 5
+    else:
+        block[1] = TUPLE_LENGTH - 1
+    with pytest.raises(ValueError):
+        check_block(block, STANDARD)
+
+
+def test_7x6_ships_a_network_and_other_boards_fall_back() -> None:
+    block = ntuple_block(STANDARD)
+    assert block is not None and not block.flags.writeable
+    weights = ntuple_weights(STANDARD)
+    assert weights is not None and weights[NTUPLE_ADDRESS] == block_address(block)
+    assert weights_named("ntuple", STANDARD) == (weights, False)
+    stand_in, fell_back = weights_named("ntuple", Geometry(9, 6, 5))
+    assert fell_back and stand_in is THREAT_WEIGHTS
+
+
+def test_the_shipped_network_plays_the_centre_from_the_empty_board() -> None:
+    """Without a book, column 4 is the only move from the empty board that does not lose."""
+    searcher = Searcher(16, weights=ntuple_weights(STANDARD))
+    result = searcher.search(Board(0, 0), Limits(depth=10))
+    assert result.move == 3
+
+
+def test_mirror_images_are_held_out_together_and_the_strength_set_is_left_out() -> None:
+    """1122 and 7766 are one position (kept once); the mirror image of a strength set
+    position (the set measures the engine) is dropped."""
+    measured = next(position.moves for position in read_positions(builtin_positions()) if len(position.moves) > 4)
+    mirrored = "".join(str(8 - int(digit)) for digit in measured)
+    boards = [parse_digits(digits) for digits in ("4453", "1122", "7766", "12345", mirrored)]
+    current = np.array([b.current for b in boards], dtype=np.int64)
+    mask = np.array([b.mask for b in boards], dtype=np.int64)
+    keys = canonical_keys(current, mask, STANDARD)
+    assert keys[1] == keys[2] and keys[0] != keys[3]
+    assert held_out_by_key(keys)[1] == held_out_by_key(keys)[2]
+    held = held_out_by_key(np.arange(20_000, dtype=np.int64))
+    assert 0.08 < held.mean() < 0.12
+    data = Dataset(STANDARD, current, mask, np.zeros(5, np.int8), np.zeros(5, np.int8), np.zeros(5, bool))
+    merged = merged_dataset(STANDARD, [data], with_book=False)
+    assert sorted(canonical_keys(merged.current, merged.mask, STANDARD)) == sorted({*keys[:4].tolist()})
+
+
+def test_the_whole_book_decodes_as_one_key_at_a_time_does() -> None:
+    """The vectorised decoder against :func:`decode_book_key` on a sample of the file."""
+    import bitbully_databases  # type: ignore[import-untyped]
+
+    path = bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist")
+    records = np.fromfile(path, dtype=np.dtype([("key", ">i4"), ("value", "i1")]))
+    keys = records["key"][np.random.default_rng(2).choice(records.size, 2000, replace=False)]
+    keys = keys.astype(np.int64) & 0xFFFFFFFF
+    current, mask = decode_book_keys(keys)
+    assert [(int(c), int(m)) for c, m in zip(current, mask)] == [decode_book_key(int(key)) for key in keys]
+    current, mask, result = book_positions()
+    assert current.size == records.size and set(np.unique(np.bitwise_count(mask))) == {12}
+    assert set(np.unique(result)) == {-1, 0, 1}
+
+
+@pytest.fixture(scope="module")
+def small_data() -> Dataset:
+    sample = make_dataset(STANDARD, book=6000, solved=0, stones=(13, 13), seed=7, node_limit=1)
+    return merged_dataset(STANDARD, [sample], with_book=False)
+
+
+def test_training_beats_the_hand_written_weights_on_held_out_positions(small_data: Dataset) -> None:
+    train, test = np.flatnonzero(~small_data.held_out), np.flatnonzero(small_data.held_out)
+    network = fit_network(small_data, train, tuples=16, epochs=8, seed=1)
+    learned, threats = judge_network(network, small_data, test), judge_linear("threats", THREAT_WEIGHTS, small_data, train, test)
+    assert learned.log_loss < threats.log_loss and learned.accuracy > threats.accuracy
+    again = fit_network(small_data, train, tuples=16, epochs=8, seed=1)
+    assert np.array_equal(again.block(), network.block())  # seeded: the same network
+
+
+def test_the_training_command_writes_a_network_the_engine_accepts(small_data: Dataset, tmp_path: Path) -> None:
+    """``tools/train_ntuple.py`` on a small file, without the book: it prints the
+    held-out table and writes a block that :func:`check_block` accepts."""
+    data, out = tmp_path / "data.npz", tmp_path / "ntuple.npz"
+    small_data.save(data)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "tools" / "train_ntuple.py"), str(data), "--no-book",
+                           "--tuples", "6", "--epochs", "2", "--out", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "threats (hand-written)" in done.stdout and "n-tuple" in done.stdout
+    with np.load(out) as network:
+        assert str(network["board"]) == "7x6"
+        check_block(network["block"], STANDARD)
+        assert network["block"][0] == 12
