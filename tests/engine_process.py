@@ -321,6 +321,6 @@ def ended_within(pid: int, seconds: float) -> bool:
 def _running(pid: int) -> bool:
     try:
         status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between it and the read
         return False
     return status.rsplit(")", 1)[1].split()[0] != "Z"
