@@ -43,7 +43,7 @@ def engine(shared_engine: EngineProcess) -> EngineProcess:
     the start position.  Tests that end the process or need a pristine one start
     their own."""
     for line in ("stop", "setoption name MultiPV value 1", "setoption name OwnBook value true",
-                 "setoption name BookFile value <empty>",
+                 "setoption name BookFile value <empty>", "setoption name Evaluation value ntuple",
                  "setoption name Move Overhead value 30", "ucinewgame", "position startpos"):
         shared_engine.send(line)
     shared_engine.sync()

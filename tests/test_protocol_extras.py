@@ -27,7 +27,8 @@ def test_d_shows_board_fen_side_and_moves(engine: EngineProcess) -> None:
 def test_eval_terms_add_up_to_the_total(engine: EngineProcess, moves: str) -> None:
     """``eval``: the header, the terms of protocol.md with each player's weight and
     count, weighted totals that are the weighted sums, and the side to move's total
-    X - O (or O - X)."""
+    X - O (or O - X), with the hand-written weights."""
+    engine.send("setoption name Evaluation value threats")
     engine.send(f"position startpos moves {moves}")
     lines = engine.command("eval")
     assert re.fullmatch(r"term +X weight +X \(first\) +O weight +O \(second\)", lines[0])

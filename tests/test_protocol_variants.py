@@ -21,6 +21,7 @@ from engine_process import (
     bestmoves,
     errors,
     infos,
+    start_engine,
 )
 
 SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
@@ -125,10 +126,12 @@ def test_bad_positions_on_8x7_change_nothing(engine: EngineProcess) -> None:
 
 @pytest.mark.parametrize("evaluation", ["learned", "ntuple"])
 def test_learned_evaluation_said_where_a_board_has_none(engine: EngineProcess, evaluation: str) -> None:
-    """With ``Evaluation learned`` or ``ntuple``, a board without such weights says at
-    its set-up that the hand-written ones stand in; 7x6 (which has them) says nothing,
-    nor does any board with the default ``threats``."""
-    assert option_line(engine, "Evaluation").startswith("option name Evaluation type combo default threats ")
+    """With ``Evaluation learned`` or ``ntuple`` (the default), a board without such
+    weights says at its set-up that the hand-written ones stand in; 7x6 (which has
+    them) says nothing, nor does any board with ``threats``."""
+    assert option_line(engine, "Evaluation").startswith("option name Evaluation type combo default ntuple ")
+    engine.send("setoption name Evaluation value threats")
+    assert not [line for line in engine.sync(READY_TIMEOUT) if "learned" in line]
     assert not [line for line in switch(engine, "cfour-9x6k5") if "learned" in line]
     engine.send(f"setoption name Evaluation value {evaluation}")
     assert NO_LEARNED_NOTE.format("9x6k5") in engine.sync(READY_TIMEOUT)
@@ -137,6 +140,17 @@ def test_learned_evaluation_said_where_a_board_has_none(engine: EngineProcess, e
     engine.send("setoption name Evaluation value threats")
     assert not [line for line in engine.sync(READY_TIMEOUT) if "learned" in line]
     switch(engine, "cfour")
+
+
+def test_the_default_evaluation_says_so_on_a_board_without_a_network() -> None:
+    """A fresh engine (default ``Evaluation``) set to a board without a network
+    says at once that the hand-written weights stand in."""
+    fresh = start_engine()
+    try:
+        assert NO_LEARNED_NOTE.format("9x6k5") in switch(fresh, "cfour-9x6k5")
+        fresh.assert_clean()
+    finally:
+        fresh.close()
 
 
 def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:

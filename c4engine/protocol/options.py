@@ -82,7 +82,7 @@ SPECS = (
     Spec("BookFile", "string", NO_PATH),  # a book built by `c4engine book build`
     Spec("UCI_Variant", "combo", "cfour", choices=("cfour",)),  # the choices: Options.variants
     Spec("VariantPath", "string", NO_PATH),
-    Spec("Evaluation", "combo", "threats", choices=("learned", "ntuple", "threats", "centre")),  # search.weights.NAMES
+    Spec("Evaluation", "combo", "ntuple", choices=("learned", "ntuple", "threats", "centre")),  # search.weights.NAMES, DEFAULT
     Spec("Skill Level", "spin", FULL_STRENGTH, 0, FULL_STRENGTH),
     Spec("UCI_LimitStrength", "check", False),
     Spec("UCI_Elo", "spin", MAX_ELO, MIN_ELO, MAX_ELO),

@@ -34,7 +34,7 @@ import numpy as np
 from ..geometry import STANDARD, Geometry
 from ..kernel.book import SCORE_STONES, OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
-from ..kernel.evaluation import N_WEIGHTS, THREAT_WEIGHTS
+from ..kernel.evaluation import N_WEIGHTS
 from ..kernel.layout import (
     BOOK_ADDRESS,
     BOOK_RECORDS,
@@ -64,6 +64,7 @@ from .probes import SharedProbes
 from .report import Report, Result
 from .thread import UNLIMITED, SearchThread, settle_move
 from .warm_up import warm_up_position
+from .weights import default_weights
 
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 
@@ -74,6 +75,9 @@ class Searcher:
     The buffer holds the contexts, last thread first, then the table (see
     :mod:`.buffer_layout`), and thread ``i`` gets the view starting at its
     context (see :mod:`c4engine.kernel.layout`).
+
+    Without ``weights`` it evaluates with the board's default evaluation
+    (:func:`~c4engine.search.weights.default_weights`).
 
     One search at a time; :meth:`clear`, :meth:`resize`, :meth:`set_threads`
     and :meth:`set_book` must not overlap a search.  :meth:`resize` and
@@ -86,7 +90,7 @@ class Searcher:
     for the ``solve`` command, whose long searches touch them all anyway and
     whose timing should not include their faults."""
 
-    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray = THREAT_WEIGHTS,
+    def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
                  resident: bool = False) -> None:
         self.geometry = geometry
@@ -101,7 +105,8 @@ class Searcher:
         weakref.finalize(self, close_helpers, self._helpers)  # a dropped searcher ends them
         self._buffer = np.empty(0, dtype=np.int64)
         self._stop = StopSignal()
-        self._lay_out(hash_mb, threads, np.asarray(weights, dtype=np.int64))
+        self._lay_out(hash_mb, threads, np.asarray(default_weights(geometry) if weights is None else weights,
+                                                  dtype=np.int64))
 
     @property
     def mem(self) -> np.ndarray:
