@@ -10,7 +10,7 @@ from c4engine.kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, THREAT_
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.protocol.options import find_spec
-from c4engine.search.weights import NAMES, learned_weights, weights_named
+from c4engine.search.weights import DEFAULT, NAMES, learned_weights, weights_named
 from c4engine import training
 from c4engine.kernel.book import OpeningBook
 from c4engine.rules.notation import parse_digits
@@ -132,8 +132,7 @@ def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:
 
 
 def test_the_option_offers_every_named_evaluation() -> None:
-    """The option table names them itself (it must load without numpy): the same names.
-    The hand-written threats stay the default: the learned weights predict results
-    better but have not played better (README, "The learned evaluation")."""
+    """The option table names them itself (it must load without numpy): the same names,
+    and the same default as the searcher's (README, "The n-tuple evaluation")."""
     spec = find_spec("Evaluation")
-    assert spec.choices == NAMES and spec.default == "threats"
+    assert spec.choices == NAMES and spec.default == DEFAULT
