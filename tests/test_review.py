@@ -49,6 +49,9 @@ def columns(pos: Board) -> list[list[int]]:
     return [[pos.cell(col, row) for row in range(pos.geometry.height)] for col in range(pos.geometry.width)]
 
 
+VARIANTS_FILE = Path(__file__).resolve().parent / "data" / "variants.ini"
+
+
 def run(*args: str, text: str | bytes | None = None) -> Result:
     return CliRunner().invoke(cli, ["review", *args], input=text)
 
@@ -139,13 +142,38 @@ def test_bad_games_are_named_and_the_others_reviewed() -> None:
     assert errors == [
         "error: game 2 (line 6): game 'illegal' vs '?': move 2 'P@d3': move 'P@d3': a stone dropped in file d lands on rank 2",
         "error: game 3 (line 10): result 0-1, but the board after move 7 says 1-0",
-        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour, cfour-WxH and cfour-WxHkK)",
+        "error: game 4 (line 14): variant 'Standard' is not Connect Four (known: cfour, cfour-WxH, "
+        "cfour-WxHkK and the --variants file's names)",
         "error: game 5 (line 19): line 19: not UTF-8 text (byte 0xff at column 15)",
         "error: game 7 (line 28): no result (1-0, 0-1, 1/2-1/2 or *) at its end: the game is cut off",
     ]
     document = json.loads(result.stdout)
     assert [g["number"] for g in document["games"]] == [1, 6]
     assert [len(g["moves"]) for g in document["games"]] == [2, 2]
+
+
+def test_a_game_of_a_variants_file_is_reviewed_with_that_file() -> None:
+    """``match --variants`` writes the file's name in the Variant tag (cfour8x7 here):
+    ``review`` reads it with the same file, and without it names what it lacks."""
+    start = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
+    game = (f'[White "a"]\n[Black "b"]\n[Result "1-0"]\n[FEN "{start}"]\n[SetUp "1"]\n'
+            '[Variant "cfour8x7"]\n\n1. P@a1 P@b1 2. P@a2 P@b2 3. P@a3 P@b3 4. P@a4 1-0\n\n')
+    without = run("--json", "--movetime", "200", text=game)
+    assert without.exit_code == 1
+    assert "error: game 1 (line 1): variant 'cfour8x7' is not Connect Four" in without.stderr
+    result = run("--json", "--movetime", "200", "--variants", str(VARIANTS_FILE), text=game)
+    assert result.exit_code == 0, result.output
+    (reviewed,) = json.loads(result.stdout)["games"]
+    assert reviewed["board"] == "8x7" and len(reviewed["moves"]) == 7
+    winning_drop = reviewed["moves"][-1]
+    assert (winning_drop["column"], winning_drop["mark"], winning_drop["before"]["text"]) == (1, "kept", "+M1")
+
+
+def test_a_bad_variants_file_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ini"
+    bad.write_text("[chess8x8]\nmaxFile = h\nmaxRank = 8\npieceDrops = false\n")
+    result = run("--variants", str(bad), text="4453\n")
+    assert result.exit_code == 2 and "--variants" in result.output
 
 
 def test_input_too_large_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,13 +174,19 @@ def board_geometry(board: str | None) -> Geometry | None:
         raise click.BadParameter(str(err), param_hint="--board") from None
 
 
+def known_variants(variants_path: str | None) -> VariantSet:
+    """The built-in games and those of the ``--variants`` file; click's error for a
+    file that cannot be read or defines a game c4engine does not play."""
+    try:
+        return VariantSet().with_file(variants_path) if variants_path else VariantSet()
+    except VariantError as err:
+        raise click.BadParameter(str(err), param_hint="--variants") from None
+
+
 def resolve_variant(board: str | None, name: str | None, variants_path: str | None) -> Variant:
     """The game ``--board``, ``--variant`` and ``--variants`` ask for; click's errors
     when they are bad or disagree."""
-    try:
-        known = VariantSet().with_file(variants_path) if variants_path else VariantSet()
-    except VariantError as err:
-        raise click.BadParameter(str(err), param_hint="--variants") from None
+    known = known_variants(variants_path)
     geometry = board_geometry(board)
     try:
         variant = known.find(name) if name else known.find(variant_name(geometry or STANDARD))

@@ -10,6 +10,7 @@ from typing import IO
 import click
 
 from ..engine.process import EngineError
+from ..referee.cli import known_variants
 from ..referee.pgn import write_game
 from ..verdicts import GameReview
 from .driver import DEFAULT_MOVETIME_MS, Reviewer
@@ -25,8 +26,12 @@ from .report import annotated, json_document, progress_line, summary_table, tota
 @click.option("--engine", metavar="CMD", default=None,
               help="Engine command line (shell quoting) that gives mate scores and MultiPV "
                    "lines for every column; default: c4engine itself.")
+@click.option("--variants", "variants_path", type=click.Path(exists=True, dir_okay=False),
+              help="A Fairy-Stockfish variants file: the names a Variant tag may use besides "
+                   "cfour-WxH[kK] (as `match --variants` writes them).")
 @click.option("--json", "as_json", is_flag=True, help="Write the verdicts as JSON instead of PGN.")
-def review_command(file: IO[bytes], movetime_ms: int, engine: str | None, as_json: bool) -> None:
+def review_command(file: IO[bytes], movetime_ms: int, engine: str | None, variants_path: str | None,
+                   as_json: bool) -> None:
     """Judge every move of games with exact scores: kept, slower (?!), mistake (?) or
     blunder (??).
 
@@ -35,8 +40,9 @@ def review_command(file: IO[bytes], movetime_ms: int, engine: str | None, as_jso
     games annotated as PGN (or JSON with --json) on standard output, a line per
     game as it is done and each player's summary on standard error.  A game that
     cannot be read is named and skipped; the exit status is then 1."""
+    variants = known_variants(variants_path)
     try:
-        items = read_input(file.read())
+        items = read_input(file.read(), variants)
     except ValueError as err:
         raise click.ClickException(str(err)) from None
     games = [item for item in items if isinstance(item, GameInput)]

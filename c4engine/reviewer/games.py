@@ -10,8 +10,9 @@ still reviewed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..geometry import STANDARD, Geometry
@@ -56,9 +57,11 @@ class InputProblem:
 Item = GameInput | InputProblem
 
 
-def read_input(data: bytes) -> list[Item]:
+def read_input(data: bytes, variants: VariantSet | None = None) -> list[Item]:
     """Every game of ``data`` (PGN, or digit strings one game a line), or the problem
-    that keeps it from review; ValueError for input too large to read at all."""
+    that keeps it from review; ValueError for input too large to read at all.
+    ``variants``: the names a PGN's ``Variant`` tag may use besides the built-in
+    ones (a loaded variants file, as ``match --variants`` plays them)."""
     if len(data) > MAX_INPUT_BYTES:
         raise ValueError(f"the input has {len(data) >> 20} MiB; a review reads at most "
                          f"{MAX_INPUT_BYTES >> 20} MiB (split it)")
@@ -69,8 +72,8 @@ def read_input(data: bytes) -> list[Item]:
         except ValueError as err:
             lines.append(Line(number, "", f"line {number}: {err}", raw.lstrip().startswith(b"[")))
     if any(_PGN_MARKERS.search(line.text) for line in lines):
-        return _numbered(_pgn_chunks(lines))
-    return _numbered([[line] for line in lines if line.text.strip() or line.problem], digits=True)
+        return _numbered(_pgn_chunks(lines), partial(_pgn_games, variants=variants or VariantSet()))
+    return _numbered([[line] for line in lines if line.text.strip() or line.problem], _digit_game)
 
 
 @dataclass(frozen=True)
@@ -105,10 +108,10 @@ def _pgn_chunks(lines: list[Line]) -> list[list[Line]]:
     return chunks
 
 
-def _numbered(chunks: list[list[Line]], digits: bool = False) -> list[Item]:
+def _numbered(chunks: list[list[Line]], read_chunk: Callable[[int, list[Line]], Iterator[Item]]) -> list[Item]:
     items: list[Item] = []
     for chunk in chunks:
-        for item in (_digit_game if digits else _pgn_games)(len(items) + 1, chunk):
+        for item in read_chunk(len(items) + 1, chunk):
             items.append(item)
     return items
 
@@ -128,24 +131,25 @@ def _digit_game(number: int, chunk: list[Line]) -> Iterator[Item]:
         yield unnamed_game(Board(), pos.history, None, number, line)
 
 
-def _pgn_games(number: int, chunk: list[Line]) -> Iterator[Item]:
+def _pgn_games(number: int, chunk: list[Line], variants: VariantSet) -> Iterator[Item]:
     line = chunk[0].number
     bad = next((entry.problem for entry in chunk if entry.problem), "")
     text = "\n".join(entry.text for entry in chunk)
     tag = _VARIANT_TAG.search(text)
     name = tag.group(1) if tag else "cfour"
-    known = _known_variant(name)
+    known = _known_variant(name, variants)
     if bad:
         yield InputProblem(number, line, bad)
     elif not known:
         yield InputProblem(number, line, f"variant '{name[:40]}' is not Connect Four "
-                                         f"(known: cfour, cfour-WxH and cfour-WxHkK)")
+                                         f"(known: cfour, cfour-WxH, cfour-WxHkK and the "
+                                         f"--variants file's names)")
     elif not _RESULT_AT_END.search(text):
         yield InputProblem(number, line, "no result (1-0, 0-1, 1/2-1/2 or *) at its end: "
                                          "the game is cut off")
     else:
         try:
-            games = read_games(text)
+            games = read_games(text, variants)
         except ValueError as err:
             yield InputProblem(number, line, str(err))
             return
@@ -155,10 +159,11 @@ def _pgn_games(number: int, chunk: list[Line]) -> Iterator[Item]:
                    else GameInput(number + offset, line, game, game.variant.geometry))
 
 
-def _known_variant(name: str) -> bool:
-    """Whether the ``Variant`` tag names a built-in game (``cfour``, ``cfour-8x7``...)."""
+def _known_variant(name: str, variants: VariantSet) -> bool:
+    """Whether the ``Variant`` tag names a game of ``variants`` (the built-in ones,
+    ``cfour``, ``cfour-8x7``..., and those of a variants file)."""
     try:
-        VariantSet().find(name)
+        variants.find(name)
     except VariantError:
         return False
     return True
