@@ -31,7 +31,6 @@ import numpy as np
 
 from .geometry import STANDARD, Geometry
 from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
-from .search.weights import ntuple_file_name
 from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss, strength_keys
 
 HELD_OUT_IN = 10  # one position in ten is held out
@@ -242,7 +241,3 @@ def write_network(path: Path, network: Network, made_by: str, scores: list[Judge
     np.savez_compressed(path, board=network.geometry.name, block=network.block(), margin=network.margin,
                         made_by=made_by, trained_on=trained_on,
                         held_out=np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores]))
-
-
-def packaged_network_path(geometry: Geometry) -> Path:
-    return Path(__file__).resolve().parent / "data" / ntuple_file_name(geometry)

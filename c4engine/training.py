@@ -50,7 +50,6 @@ from .rules.board import Board
 from .rules.notation import parse_digits
 from .search.limits import Limits
 from .search.searcher import Searcher
-from .search.weights import weights_file_name
 
 HELD_OUT_FRACTION = 0.1
 CP_PER_LOGIT = 40
@@ -428,9 +427,3 @@ def write_weights(path: Path, geometry: Geometry, training: Training, made_by: s
                               "log_loss": round(s.log_loss, 4)} for s in training.scores},
     }
     path.write_text(json.dumps(document, indent=1) + "\n")
-
-
-def packaged_weights_path(geometry: Geometry) -> Path:
-    """Where the package keeps ``geometry``'s learned weights (the source tree's file)."""
-    return Path(__file__).resolve().parent / "data" / weights_file_name(geometry)
-

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import click
 
-from c4engine.training import Dataset, packaged_weights_path, train, write_weights
+from c4engine.search.weights import source_data_path, weights_file_name
+from c4engine.training import Dataset, train, write_weights
 
 
 @click.command()
@@ -34,7 +35,7 @@ def main(data: Path, steps: int, out: Path | None) -> None:
     click.echo(f"{'evaluation':<24}{'accuracy':>10}{'log-loss':>10}")
     for score in training.scores:
         click.echo(f"{score.name:<24}{score.accuracy:>10.4f}{score.log_loss:>10.4f}")
-    target = out or packaged_weights_path(dataset.geometry)
+    target = out or source_data_path(weights_file_name(dataset.geometry))
     write_weights(target, dataset.geometry, training, shlex.join(["python", *sys.argv]))
     click.echo(f"weights {training.weights.tolist()} -> {target}")
 

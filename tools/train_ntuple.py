@@ -26,9 +26,9 @@ import numpy as np
 from c4engine.geometry import Geometry
 from c4engine.kernel.evaluation import THREAT_WEIGHTS
 from c4engine.ntuple_training import (
-    Judged, fit_network, judge_linear, judge_network, merged_dataset, packaged_network_path, write_network,
+    Judged, fit_network, judge_linear, judge_network, merged_dataset, write_network,
 )
-from c4engine.search.weights import learned_weights
+from c4engine.search.weights import learned_weights, ntuple_file_name, source_data_path
 from c4engine.training import Dataset
 
 STONE_RANGES = ((0, 11), (12, 12), (13, 20), (21, 64))
@@ -80,7 +80,7 @@ def main(data: tuple[Path, ...], board: str, book: bool, tuples: int, epochs: in
         for score, size in zip(found, [sample.size] * (len(found) - 1) + [rows.size]):
             click.echo(f"{f'{low}-{high}':<8}{size:>10}  {score.name:<24}{score.accuracy:>10.4f}{score.log_loss:>10.4f}")
         scores += [Judged(f"{score.name}, {low}-{high} stones", score.accuracy, score.log_loss) for score in found]
-    target = out or packaged_network_path(geometry)
+    target = out or source_data_path(ntuple_file_name(geometry))
     write_network(target, network, shlex.join(["python", *sys.argv]), scores, trained_on)
     click.echo(f"{tuples} tuples, {network.block().size} words -> {target} "
                f"({target.stat().st_size} bytes)")

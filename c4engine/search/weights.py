@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 
@@ -29,12 +30,21 @@ NAMES = (LEARNED, NTUPLE, *HAND_WRITTEN)
 DEFAULT = NTUPLE  # the strongest where a board has a network: +200 Elo on 7x6 at equal time
 
 
+def _board_file_name(kind: str, suffix: str, geometry: Geometry) -> str:
+    return f"{kind}-{geometry.width}x{geometry.height}k{geometry.connect}.{suffix}"
+
+
 def weights_file_name(geometry: Geometry) -> str:
-    return f"evaluation-{geometry.width}x{geometry.height}k{geometry.connect}.json"
+    return _board_file_name("evaluation", "json", geometry)
 
 
 def ntuple_file_name(geometry: Geometry) -> str:
-    return f"ntuple-{geometry.width}x{geometry.height}k{geometry.connect}.npz"
+    return _board_file_name("ntuple", "npz", geometry)
+
+
+def source_data_path(file_name: str) -> Path:
+    """Where the source tree keeps the package's data file ``file_name`` (training writes there)."""
+    return Path(__file__).resolve().parent.parent / "data" / file_name
 
 
 @functools.cache
