@@ -220,7 +220,7 @@ def game_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
     :func:`solved_positions`, a position not proven within ``node_limit`` nodes
     is skipped.  Every position of a game in the range is taken; at most
     ``count`` games are played."""
-    solver, player = proving_searcher(geometry), Searcher(16, geometry=geometry)
+    solver, player = proving_searcher(geometry), Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
     seen: set[int] = set()
     for _ in range(count):
         for board in noisy_game(geometry, stones[1], rng, solver, player):
