@@ -15,11 +15,13 @@ centipawns make one logit, about the scale the hand-written weights have.
 
 Data (:func:`make_dataset`): on 7x6, a sample of the 12-stone distance book
 (exact scores), and on every board positions at other stone counts solved by
-the engine's own solver (win/draw/loss): from random playouts, or from games
-the engine plays with some noise (:func:`noisy_game`).  The search evaluates
-positions like the second kind: without the book, its leaves lie some 10-16
+the engine's own solver (win/draw/loss): from random playouts, from games
+the engine plays with some noise (:func:`noisy_game`), or from branches of
+random moves off those games (:func:`branch_positions`).  The search evaluates
+positions like the last two kinds: without the book, its leaves lie some 10-16
 plies past the root (12-24 stones from an opening position), on lines of
-sensible moves, since alpha-beta tries every reply only where it must.
+sensible moves with unlikely ones between, since alpha-beta tries every reply
+at every other ply.
 Weights fitted to random playouts rank such positions worse, and the engine
 plays worse with them.  A seeded random tenth of the positions is held out; :func:`train`
 never sees it, and no position of ``c4engine strength``'s set is used at all.
@@ -56,6 +58,9 @@ CP_PER_LOGIT = 40
 _BOOK_STONES = 12
 GAME_NOISE = 0.15  # share of a noisy game's moves played at random
 GAME_MOVE_NODES = 20_000  # the engine's search per move of a noisy game, past the book
+BRANCH_ROOT_STONES = 16  # a branch grows from a noisy game's position of at most this many stones
+BRANCH_PLIES = (6, 19)  # a branch's random plies: from 6 up to 18, as deep as a search reaches past its root
+BRANCHES_PER_GAME = 8
 
 
 @dataclass
@@ -130,7 +135,11 @@ def playout(geometry: Geometry, stones: int, rng: np.random.Generator) -> Board 
     spot, blocks a threat it must block, and otherwise plays at random, avoiding a
     move that lets the opponent win at once when it can; None if the game ends
     first or the side to move can win at once (the search sees that by itself)."""
-    board = Board(0, 0, geometry=geometry)
+    return playout_from(Board(0, 0, geometry=geometry), stones, rng)
+
+
+def playout_from(board: Board, stones: int, rng: np.random.Generator) -> Board | None:
+    """:func:`playout`, going on from ``board``."""
     while board.stones < stones:
         moves = board.legal_moves()
         wins = [col for col in moves if board.is_winning_move(col)]
@@ -170,6 +179,12 @@ def proving_searcher(geometry: Geometry) -> Searcher:
     """A searcher for :func:`prove`: on 7x6 with the book, which proves positions of
     under 12 stones fast."""
     return Searcher(64, book=OpeningBook.load() if geometry.is_standard else None, geometry=geometry)
+
+
+def game_searchers(geometry: Geometry) -> tuple[Searcher, Searcher]:
+    """The solver and the player of :func:`noisy_game`.  The player searches with the
+    hand-written weights, so that the data do not change with the learned ones."""
+    return proving_searcher(geometry), Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
 
 
 def prove(searcher: Searcher, board: Board, node_limit: int) -> int | None:
@@ -220,11 +235,37 @@ def game_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
     :func:`solved_positions`, a position not proven within ``node_limit`` nodes
     is skipped.  Every position of a game in the range is taken; at most
     ``count`` games are played."""
-    solver, player = proving_searcher(geometry), Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
+    solver, player = game_searchers(geometry)
     seen: set[int] = set()
     for _ in range(count):
         for board in noisy_game(geometry, stones[1], rng, solver, player):
             if board.stones < stones[0] or board.key in seen:
+                continue
+            seen.add(board.key)
+            result = prove(solver, board, node_limit)
+            if result is not None:
+                yield board, result
+            if len(seen) == count:
+                return
+
+
+def branch_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
+                     node_limit: int) -> Iterator[tuple[Board, int]]:
+    """Up to ``count`` distinct positions like the leaves a search evaluates, with
+    ``stones`` (both ends) stones, and their results (skipped when not proven
+    within ``node_limit`` nodes, as in :func:`solved_positions`).  Each is a
+    :func:`playout` of ``BRANCH_PLIES`` plies from a position of a noisy game
+    (:func:`noisy_game`) of at most ``BRANCH_ROOT_STONES`` stones: a sensible
+    line, then the unlikely moves alpha-beta must try at every other ply.
+    ``BRANCHES_PER_GAME`` branches grow from each game."""
+    solver, player = game_searchers(geometry)
+    seen: set[int] = set()
+    for _ in range(20 * count):
+        game = noisy_game(geometry, BRANCH_ROOT_STONES, rng, solver, player)
+        for _ in range(BRANCHES_PER_GAME):
+            root = game[int(rng.integers(len(game)))]
+            board = playout_from(root, root.stones + int(rng.integers(*BRANCH_PLIES)), rng)
+            if board is None or not stones[0] <= board.stones <= stones[1] or board.key in seen:
                 continue
             seen.add(board.key)
             result = prove(solver, board, node_limit)
@@ -242,16 +283,18 @@ def strength_keys() -> set[int]:
 
 
 def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
-                 node_limit: int, games: int = 0) -> Dataset:
-    """``book`` book positions (7x6 only), ``solved`` solved playout positions and
-    up to ``games`` solved positions of noisy games, a seeded tenth of them held
+                 node_limit: int, games: int = 0, branches: int = 0) -> Dataset:
+    """``book`` book positions (7x6 only), ``solved`` solved playout positions, up
+    to ``games`` solved positions of noisy games and up to ``branches`` solved
+    branches off them (:func:`branch_positions`), a seeded tenth of them held
     out.  Duplicates (a position or its mirror image) are kept once, so no
     position is both trained on and held out; on 7x6 the strength set's
     positions are left out."""
     rng = np.random.default_rng(seed)
     boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
     for board, result in (*solved_positions(geometry, solved, stones, rng, node_limit),
-                          *game_positions(geometry, games, stones, rng, node_limit)):
+                          *game_positions(geometry, games, stones, rng, node_limit),
+                          *branch_positions(geometry, branches, stones, rng, node_limit)):
         boards.append(board)
         results.append(result)
     unique: dict[int, int] = {}

@@ -111,6 +111,19 @@ def test_game_positions_are_solved_in_their_stone_range() -> None:
         assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
 
 
+def test_branch_positions_leave_a_game_and_are_solved_in_their_stone_range() -> None:
+    """Branches grow from noisy games' openings (at most 16 stones) by 6-18 random
+    plies: they lie in the asked range, their results are the solver's, and
+    the same seed makes the same data."""
+    data = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, branches=40)
+    again = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, branches=40)
+    assert 30 <= len(data) <= 40 and set(data.stones.tolist()) <= set(range(10, 31))
+    assert data.current.tolist() == again.current.tolist() and data.mask.tolist() == again.mask.tolist()
+    solver = Searcher(16, book=OpeningBook.load())
+    for current, mask, result in zip(data.current[:10], data.mask[:10], data.result[:10]):
+        assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
+
+
 def test_the_strength_positions_are_never_trained_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """They measure the engine: a sample that happens to hold one (or its mirror
     image) loses it."""
