@@ -33,7 +33,7 @@ fits the weights and writes ``c4engine/data/evaluation-<board>.json``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -283,11 +283,13 @@ def strength_keys() -> set[int]:
 
 
 def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
-                 node_limit: int, games: int = 0, branches: int = 0) -> Dataset:
+                 node_limit: int, games: int = 0, branches: int = 0,
+                 solved_one: Callable[[int], None] = lambda count: None) -> Dataset:
     """``book`` book positions (7x6 only), ``solved`` solved playout positions, up
     to ``games`` solved positions of noisy games and up to ``branches`` solved
     branches off them (:func:`branch_positions`), a seeded tenth of them held
-    out.  Duplicates (a position or its mirror image) are kept once, so no
+    out; ``solved_one(1)`` is called as each solved position is found (a progress
+    bar's).  Duplicates (a position or its mirror image) are kept once, so no
     position is both trained on and held out; on 7x6 the strength set's
     positions are left out."""
     rng = np.random.default_rng(seed)
@@ -295,6 +297,7 @@ def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, 
     for board, result in (*solved_positions(geometry, solved, stones, rng, node_limit),
                           *game_positions(geometry, games, stones, rng, node_limit),
                           *branch_positions(geometry, branches, stones, rng, node_limit)):
+        solved_one(1)
         boards.append(board)
         results.append(result)
     unique: dict[int, int] = {}

@@ -13,12 +13,14 @@ nodes is skipped).  A seeded tenth is held out from training.  See
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import click
 import numpy as np
 
+from c4engine.books.build import Progress
 from c4engine.geometry import Geometry
 from c4engine.training import make_dataset
 
@@ -41,7 +43,9 @@ def main(board: str, book: int, solved: int, games: int, branches: int, stones: 
          out: Path) -> None:
     geometry = Geometry.parse(board)
     started = time.monotonic()
-    data = make_dataset(geometry, book, solved, stones, seed, node_limit, games, branches)
+    progress = Progress(solved + games + branches, 0, sys.stderr)
+    data = make_dataset(geometry, book, solved, stones, seed, node_limit, games, branches, progress.advance)
+    progress.close()
     out.parent.mkdir(parents=True, exist_ok=True)
     data.save(out)
     outcomes = np.bincount(data.result.astype(np.int64) + 1, minlength=3)

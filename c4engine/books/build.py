@@ -99,7 +99,8 @@ class Progress:
                 f"{_duration(left)} left ")
 
     def close(self) -> None:
-        self.stream.write("\n")
+        """The last count (one the rate limit held back), then the line ends."""
+        self.stream.write("\r" + self.line(time.monotonic()) + "\n")
         self.stream.flush()
 
 
