@@ -32,6 +32,7 @@ fits the weights and writes ``c4engine/data/evaluation-<board>.json``.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -294,9 +295,9 @@ def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, 
     positions are left out."""
     rng = np.random.default_rng(seed)
     boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
-    for board, result in (*solved_positions(geometry, solved, stones, rng, node_limit),
-                          *game_positions(geometry, games, stones, rng, node_limit),
-                          *branch_positions(geometry, branches, stones, rng, node_limit)):
+    for board, result in itertools.chain(solved_positions(geometry, solved, stones, rng, node_limit),
+                                         game_positions(geometry, games, stones, rng, node_limit),
+                                         branch_positions(geometry, branches, stones, rng, node_limit)):
         solved_one(1)
         boards.append(board)
         results.append(result)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,21 @@ def test_branch_positions_leave_a_game_and_are_solved_in_their_stone_range() -> 
     solver = Searcher(16, book=OpeningBook.load())
     for current, mask, result in zip(data.current[:10], data.mask[:10], data.result[:10]):
         assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
+
+
+def test_each_solved_position_is_counted_as_it_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress bar moves while the data are made, not once at the end: the
+    first game position is counted before any branch is grown."""
+    events: list[str] = []
+
+    def branches(*args: object) -> Iterator[tuple[Board, int]]:
+        events.append("branches")
+        yield parse_digits("1111"), 1
+
+    monkeypatch.setattr(training, "branch_positions", branches)
+    make_dataset(STANDARD, book=0, solved=0, stones=(14, 20), seed=2, node_limit=500_000, games=3, branches=1,
+                 solved_one=lambda count: events.append("counted"))
+    assert events[0] == "counted" and events[-1] == "counted" and "branches" in events
 
 
 def test_the_strength_positions_are_never_trained_on(monkeypatch: pytest.MonkeyPatch) -> None:
