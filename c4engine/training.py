@@ -48,7 +48,7 @@ from .kernel.evaluation import (
 )
 from .kernel.specialise import kernel_for
 from .referee.strength import builtin_positions, read_positions
-from .rules.bits import mirror
+from .rules.bits import column_cells, mirror
 from .rules.board import Board
 from .rules.notation import parse_digits
 from .search.limits import Limits
@@ -59,8 +59,8 @@ CP_PER_LOGIT = 40
 _BOOK_STONES = 12
 GAME_NOISE = 0.15  # share of a noisy game's moves played at random
 GAME_MOVE_NODES = 20_000  # the engine's search per move of a noisy game, past the book
-BRANCH_ROOT_STONES = 16  # a branch grows from a noisy game's position of at most this many stones
-BRANCH_PLIES = (6, 19)  # a branch's random plies: from 6 up to 18, as deep as a search reaches past its root
+BRANCH_ROOT_STONES = 26  # a branch grows from a noisy game's position of at most this many stones
+BRANCH_PLIES = (4, 15)  # a branch's random plies: from 4 up to 14
 BRANCHES_PER_GAME = 8
 
 
@@ -146,14 +146,21 @@ def playout_from(board: Board, stones: int, rng: np.random.Generator) -> Board |
         wins = [col for col in moves if board.is_winning_move(col)]
         if wins:
             return None
-        opponent_wins = [col for col in moves if board.play(col).is_winning_move(col)]
-        if opponent_wins:
-            moves = opponent_wins[:1]
-        safe = [col for col in moves if not board.play(col).can_win_now()]
-        board = board.play(int(rng.choice(safe or moves)))
+        threats = board.winning_cells(board.opponent) & board.playable_cells()
+        blocks = [col for col in moves if threats & column_cells(col, board.geometry.height)]
+        if blocks:
+            moves = blocks[:1]
+        board = board.play(int(rng.choice(safe_moves(board, moves))))
         if board.is_over():
             return None
     return None if board.can_win_now() else board
+
+
+def safe_moves(board: Board, moves: list[int]) -> list[int]:
+    """Those of ``moves`` after which the opponent cannot win at once, or all of them
+    if none is.  A weak solve scores every losing move alike, so a side that is
+    lost would otherwise often hand over a win at once and end the game early."""
+    return [col for col in moves if not board.play(col).can_win_now()] or moves
 
 
 def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
@@ -201,7 +208,8 @@ def noisy_game(geometry: Geometry, last: int, rng: np.random.Generator, solver: 
     """The positions of a game, up to ``last`` stones or until the side to move can
     win at once.  With probability ``GAME_NOISE`` a move is any that does not let
     the opponent win at once; otherwise a move that keeps the best result, picked
-    at random among them, while the book makes that proof cheap (7x6, under 12
+    at random among them (among those that do not let the opponent win at once,
+    if any), while the book makes that proof cheap (7x6, under 12
     stones: ``solver``), and past it the engine's own choice in ``GAME_MOVE_NODES``
     nodes (``player``, hand-written weights)."""
     board = Board(0, 0, geometry=geometry)
@@ -216,13 +224,12 @@ def noisy_move(board: Board, rng: np.random.Generator, solver: Searcher, player:
     """One move of :func:`noisy_game`."""
     moves = board.legal_moves()
     if rng.random() < GAME_NOISE:
-        safe = [col for col in moves if not board.play(col).can_win_now()]
-        return int(rng.choice(safe or moves))
+        return int(rng.choice(safe_moves(board, moves)))
     if solver.book.has_scores and board.stones < SCORE_STONES:
         scores, _ = solver.solve_moves(board, weak=True)
         solver.clear()
         best = max(scores[col] for col in moves)
-        return int(rng.choice([col for col in moves if scores[col] == best]))
+        return int(rng.choice(safe_moves(board, [col for col in moves if scores[col] == best])))
     player.clear()
     move = player.search(board, Limits(nodes=GAME_MOVE_NODES)).move
     assert move is not None  # the game is not over

@@ -114,7 +114,7 @@ def test_game_positions_are_solved_in_their_stone_range() -> None:
 
 
 def test_branch_positions_leave_a_game_and_are_solved_in_their_stone_range() -> None:
-    """Branches grow from noisy games' openings (at most 16 stones) by 6-18 random
+    """Branches grow from noisy games' positions (at most 26 stones) by 4-14 random
     plies: they lie in the asked range, their results are the solver's, and
     the same seed makes the same data."""
     data = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, branches=40)
