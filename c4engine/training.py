@@ -16,12 +16,12 @@ centipawns make one logit, about the scale the hand-written weights have.
 Data (:func:`make_dataset`): on 7x6, a sample of the 12-stone distance book
 (exact scores), and on every board positions at other stone counts solved by
 the engine's own solver (win/draw/loss): from random playouts, from games
-the engine plays with some noise (:func:`noisy_game`), or from branches of
-random moves off those games (:func:`branch_positions`).  The search evaluates
-positions like the last two kinds: without the book, its leaves lie some 10-16
-plies past the root (12-24 stones from an opening position), on lines of
-sensible moves with unlikely ones between, since alpha-beta tries every reply
-at every other ply.
+the engine plays with some noise (:func:`noisy_game`), or from the frontier
+of the engine's searches from those games' positions (:func:`leaf_positions`,
+read back from the transposition table).  The search evaluates positions like
+the last two kinds: without the book, its leaves lie some 10-16 plies past the
+root (12-24 stones from an opening position), on lines of sensible moves with
+unlikely ones between, since alpha-beta tries every reply at every other ply.
 Weights fitted to random playouts rank such positions worse, and the engine
 plays worse with them.  A seeded random tenth of the positions is held out; :func:`train`
 never sees it, and no position of ``c4engine strength``'s set is used at all.
@@ -46,6 +46,7 @@ from .kernel.evaluation import (
     COLUMN_STONES, FIRST_THREATS, MAX_EDGE_STEPS, N_LINEAR, N_THREAT_TERMS,
     SECOND_THREATS, THREAT_WEIGHTS,
 )
+from .kernel.layout import GENERATION, TT_SLOTS
 from .kernel.specialise import kernel_for
 from .referee.strength import builtin_positions, read_positions
 from .rules.bits import column_cells, mirror
@@ -59,9 +60,9 @@ CP_PER_LOGIT = 40
 _BOOK_STONES = 12
 GAME_NOISE = 0.15  # share of a noisy game's moves played at random
 GAME_MOVE_NODES = 20_000  # the engine's search per move of a noisy game, past the book
-BRANCH_ROOT_STONES = 26  # a branch grows from a noisy game's position of at most this many stones
-BRANCH_PLIES = (4, 15)  # a branch's random plies: from 4 up to 14
-BRANCHES_PER_GAME = 8
+LEAF_ROOT_STONES = 16  # a leaf search starts from a noisy game's position of at most this many stones
+LEAF_SEARCH_NODES = 60_000
+LEAVES_PER_ROOT = 32
 
 
 @dataclass
@@ -257,30 +258,69 @@ def game_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
                 return
 
 
-def branch_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
-                     node_limit: int) -> Iterator[tuple[Board, int]]:
-    """Up to ``count`` distinct positions like the leaves a search evaluates, with
-    ``stones`` (both ends) stones, and their results (skipped when not proven
-    within ``node_limit`` nodes, as in :func:`solved_positions`).  Each is a
-    :func:`playout` of ``BRANCH_PLIES`` plies from a position of a noisy game
-    (:func:`noisy_game`) of at most ``BRANCH_ROOT_STONES`` stones: a sensible
-    line, then the unlikely moves alpha-beta must try at every other ply.
-    ``BRANCHES_PER_GAME`` branches grow from each game."""
+def leaf_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
+                   node_limit: int) -> Iterator[tuple[Board, int]]:
+    """Up to ``count`` distinct positions a search evaluates, with ``stones`` (both
+    ends) stones, and their results (skipped when not proven within
+    ``node_limit`` nodes, as in :func:`solved_positions`).  Each root is a
+    position of a noisy game (:func:`noisy_game`) of at most
+    ``LEAF_ROOT_STONES`` stones; the engine searches it for
+    ``LEAF_SEARCH_NODES`` nodes with the hand-written weights, and
+    ``LEAVES_PER_ROOT`` of the positions it stored with at most one ply left
+    (:func:`searched_positions`) are drawn."""
     solver, player = game_searchers(geometry)
     seen: set[int] = set()
     for _ in range(20 * count):
-        game = noisy_game(geometry, BRANCH_ROOT_STONES, rng, solver, player)
-        for _ in range(BRANCHES_PER_GAME):
-            root = game[int(rng.integers(len(game)))]
-            board = playout_from(root, root.stones + int(rng.integers(*BRANCH_PLIES)), rng)
-            if board is None or not stones[0] <= board.stones <= stones[1] or board.key in seen:
-                continue
+        game = noisy_game(geometry, LEAF_ROOT_STONES, rng, solver, player)
+        root = game[int(rng.integers(len(game)))]
+        player.clear()
+        player.search(root, Limits(nodes=LEAF_SEARCH_NODES))
+        frontier = [board for board in searched_positions(player, 1)
+                    if stones[0] <= board.stones <= stones[1] and board.key not in seen]
+        for at in rng.choice(len(frontier), size=min(LEAVES_PER_ROOT, len(frontier)), replace=False):
+            board = frontier[int(at)]
             seen.add(board.key)
             result = prove(solver, board, node_limit)
             if result is not None:
                 yield board, result
             if len(seen) == count:
                 return
+
+
+def searched_positions(searcher: Searcher, max_depth: int) -> list[Board]:
+    """The positions the last search stored in ``searcher``'s table with at most
+    ``max_depth`` plies left: the search's frontier, which the evaluation scores.
+
+    An entry keeps the low bits of its key and its slot is the key modulo the
+    table's (odd) size, so the key follows by the Chinese remainder theorem (or
+    from the second word, for boards with two-word entries); Pons' key
+    ``current + mask`` then decodes column by column."""
+    table, mem = searcher.kernel.table, searcher.mem
+    entries = searcher.tt.reshape(-1, table.ENTRY_WORDS)
+    data = entries[:, -1]
+    slots = np.flatnonzero((data != 0)
+                           & ((data >> table.GEN_SHIFT) & (table.GENERATIONS - 1) == mem[GENERATION])
+                           & ((data >> table.DEPTH_SHIFT) & 63 <= max_depth))
+    if table.ENTRY_WORDS == 2:
+        keys = entries[slots, 0] ^ data[slots]
+    else:
+        size, low = int(mem[TT_SLOTS]), data[slots] & table.KEY_FIELD
+        inverse = pow(1 << table.PARTIAL_KEY_BITS, -1, size)
+        keys = low + ((slots - low) % size * inverse % size << table.PARTIAL_KEY_BITS)
+    return [decode_key(int(key), searcher.geometry) for key in keys]
+
+
+def decode_key(key: int, geometry: Geometry) -> Board:
+    """The position whose key (``current + mask``) is ``key``: in a column of ``k``
+    stones, ``mask`` is ``2**k - 1`` and ``current`` is less than ``2**k``, so the
+    column's part of the key lies in ``[2**k - 1, 2**(k + 1) - 2]``."""
+    current = mask = 0
+    for col in range(geometry.width):
+        part = (key >> (col * geometry.h1)) & ((1 << geometry.h1) - 1)
+        column_mask = (1 << ((part + 1).bit_length() - 1)) - 1
+        current |= (part - column_mask) << (col * geometry.h1)
+        mask |= column_mask << (col * geometry.h1)
+    return Board(current, mask, geometry=geometry)
 
 
 def strength_keys() -> set[int]:
@@ -291,12 +331,12 @@ def strength_keys() -> set[int]:
 
 
 def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, int], seed: int,
-                 node_limit: int, games: int = 0, branches: int = 0,
+                 node_limit: int, games: int = 0, leaves: int = 0,
                  solved_one: Callable[[int], None] = lambda count: None) -> Dataset:
     """``book`` book positions (7x6 only), ``solved`` solved playout positions, up
-    to ``games`` solved positions of noisy games and up to ``branches`` solved
-    branches off them (:func:`branch_positions`), a seeded tenth of them held
-    out; ``solved_one(1)`` is called as each solved position is found (a progress
+    to ``games`` solved positions of noisy games and up to ``leaves`` solved
+    positions of searches from them (:func:`leaf_positions`), a seeded tenth of
+    them held out; ``solved_one(1)`` is called as each solved position is found (a progress
     bar's).  Duplicates (a position or its mirror image) are kept once, so no
     position is both trained on and held out; on 7x6 the strength set's
     positions are left out."""
@@ -304,7 +344,7 @@ def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, 
     boards, results = book_sample(book, rng) if book and geometry.is_standard else ([], [])
     for board, result in itertools.chain(solved_positions(geometry, solved, stones, rng, node_limit),
                                          game_positions(geometry, games, stones, rng, node_limit),
-                                         branch_positions(geometry, branches, stones, rng, node_limit)):
+                                         leaf_positions(geometry, leaves, stones, rng, node_limit)):
         solved_one(1)
         boards.append(board)
         results.append(result)

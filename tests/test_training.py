@@ -16,9 +16,12 @@ from c4engine.search.weights import DEFAULT, NAMES, learned_weights, weights_nam
 from c4engine import training
 from c4engine.kernel.book import OpeningBook
 from c4engine.rules.notation import parse_digits
+from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
+from c4engine.rules.bits import mirror
 from c4engine.training import (
-    Dataset, book_sample, feature_matrix, make_dataset, noisy_game, playout, proving_searcher, strength_keys, train,
+    Dataset, book_sample, feature_matrix, make_dataset, noisy_game, playout, proving_searcher, searched_positions,
+    strength_keys, train,
 )
 
 
@@ -113,12 +116,11 @@ def test_game_positions_are_solved_in_their_stone_range() -> None:
         assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
 
 
-def test_branch_positions_leave_a_game_and_are_solved_in_their_stone_range() -> None:
-    """Branches grow from noisy games' positions (at most 26 stones) by 4-14 random
-    plies: they lie in the asked range, their results are the solver's, and
-    the same seed makes the same data."""
-    data = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, branches=40)
-    again = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, branches=40)
+def test_leaf_positions_are_solved_in_their_stone_range() -> None:
+    """Leaves come from searches of noisy games' positions: they lie in the asked
+    range, their results are the solver's, and the same seed makes the same data."""
+    data = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, leaves=40)
+    again = make_dataset(STANDARD, book=0, solved=0, stones=(10, 30), seed=4, node_limit=500_000, leaves=40)
     assert 30 <= len(data) <= 40 and set(data.stones.tolist()) <= set(range(10, 31))
     assert data.current.tolist() == again.current.tolist() and data.mask.tolist() == again.mask.tolist()
     solver = Searcher(16, book=OpeningBook.load())
@@ -126,19 +128,40 @@ def test_branch_positions_leave_a_game_and_are_solved_in_their_stone_range() -> 
         assert np.sign(solver.solve(Board(int(current), int(mask)), weak=True)[0]) == result
 
 
+@pytest.mark.parametrize("board", ["7x6", "7x7", "6x5"])
+def test_the_table_gives_back_the_positions_the_search_stored(board: str) -> None:
+    """Every position read back from the table lies below the root: the root's
+    stones are there, in the same colours (or mirrored, since a position and
+    its mirror image share an entry).  A wrong key would decode to a position
+    that does not.  One-word entries (7x6, 6x5) recover the key by the Chinese
+    remainder theorem, two-word ones (7x7) read it whole."""
+    geometry = Geometry.parse(board)
+    searcher = Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
+    root = Board(0, 0, geometry=geometry).play_all([geometry.width // 2, 0, geometry.width // 2])
+    searcher.search(root, Limits(nodes=20_000))
+    everything, frontier = searched_positions(searcher, 64), searched_positions(searcher, 1)
+    assert len(everything) > 500 and 0 < len(frontier) < len(everything)
+    mirrored_root = Board(mirror(root.current, geometry.width, geometry.height),
+                          mirror(root.mask, geometry.width, geometry.height), geometry=geometry)
+    for board in everything:
+        below = [r for r in (root, mirrored_root) if board.mask & r.mask == r.mask
+                 and (board.first_player_stones() & r.mask) == r.first_player_stones()]
+        assert below and board.stones >= root.stones
+
+
 def test_each_solved_position_is_counted_as_it_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """The progress bar moves while the data are made, not once at the end: the
-    first game position is counted before any branch is grown."""
+    first game position is counted before any leaf is searched for."""
     events: list[str] = []
 
-    def branches(*args: object) -> Iterator[tuple[Board, int]]:
-        events.append("branches")
+    def leaves(*args: object) -> Iterator[tuple[Board, int]]:
+        events.append("leaves")
         yield parse_digits("1111"), 1
 
-    monkeypatch.setattr(training, "branch_positions", branches)
-    make_dataset(STANDARD, book=0, solved=0, stones=(14, 20), seed=2, node_limit=500_000, games=3, branches=1,
+    monkeypatch.setattr(training, "leaf_positions", leaves)
+    make_dataset(STANDARD, book=0, solved=0, stones=(14, 20), seed=2, node_limit=500_000, games=3, leaves=1,
                  solved_one=lambda count: events.append("counted"))
-    assert events[0] == "counted" and events[-1] == "counted" and "branches" in events
+    assert events[0] == "counted" and events[-1] == "counted" and "leaves" in events
 
 
 def test_the_strength_positions_are_never_trained_on(monkeypatch: pytest.MonkeyPatch) -> None:
