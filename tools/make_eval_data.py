@@ -1,7 +1,7 @@
 """Make the exactly scored positions the evaluation is trained on (a developer tool).
 
     PYTHONPATH=. python tools/make_eval_data.py --board 7x6 --book 150000 --solved 0 --games 150000 \
-        --stones 12 32 --nodes 2000000 --seed 1 --out build/eval-7x6k4.npz
+        --stones 12 32 --nodes 2000000 --seed 1 --out build/games-7x6k4.npz
 
 On 7x6 a seeded sample of the 12-stone distance book (``bitbully-databases``),
 and on every board positions with ``--stones`` stones from seeded random

@@ -1,8 +1,9 @@
 """Fit an n-tuple network evaluation to exactly scored positions and ship it (a developer tool).
 
-    PYTHONPATH=. python tools/make_eval_data.py --board 7x6 --book 0 --solved 20000 --stones 13 32 \\
-        --seed 1 --out build/solved-7x6k4.npz
-    PYTHONPATH=. python tools/train_ntuple.py build/solved-7x6k4.npz
+    PYTHONPATH=. python tools/train_ntuple.py build/games-7x6k4.npz build/leaves-7x6k4.npz \\
+        build/playouts-7x6k4.npz
+
+(the README, "The n-tuple evaluation", has the commands that make those files).
 
 On 7x6 the whole 12-stone distance book is added to the files' positions (the
 strength set left out; ``--no-book`` for none).  Prints the held-out accuracy
