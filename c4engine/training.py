@@ -245,17 +245,13 @@ def game_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
     is skipped.  Every position of a game in the range is taken; at most
     ``count`` games are played."""
     solver, player = game_searchers(geometry)
-    seen: set[int] = set()
-    for _ in range(count):
-        for board in noisy_game(geometry, stones[1], rng, solver, player):
-            if board.stones < stones[0] or board.key in seen:
-                continue
-            seen.add(board.key)
-            result = prove(solver, board, node_limit)
-            if result is not None:
-                yield board, result
-            if len(seen) == count:
-                return
+
+    def candidates(seen: set[int]) -> Iterator[Board]:
+        for _ in range(count):
+            yield from (board for board in noisy_game(geometry, stones[1], rng, solver, player)
+                        if board.stones >= stones[0])
+
+    return solved_distinct(candidates, count, solver, node_limit)
 
 
 def leaf_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng: np.random.Generator,
@@ -269,22 +265,36 @@ def leaf_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
     ``LEAVES_PER_ROOT`` of the positions it stored with at most one ply left
     (:func:`searched_positions`) are drawn."""
     solver, player = game_searchers(geometry)
+
+    def candidates(seen: set[int]) -> Iterator[Board]:
+        for _ in range(20 * count):
+            game = noisy_game(geometry, LEAF_ROOT_STONES, rng, solver, player)
+            root = game[int(rng.integers(len(game)))]
+            player.clear()
+            player.search(root, Limits(nodes=LEAF_SEARCH_NODES))
+            frontier = [board for board in searched_positions(player, 1)
+                        if stones[0] <= board.stones <= stones[1] and board.key not in seen]
+            for at in rng.choice(len(frontier), size=min(LEAVES_PER_ROOT, len(frontier)), replace=False):
+                yield frontier[int(at)]
+
+    return solved_distinct(candidates, count, solver, node_limit)
+
+
+def solved_distinct(candidates: Callable[[set[int]], Iterator[Board]], count: int, solver: Searcher,
+                    node_limit: int) -> Iterator[tuple[Board, int]]:
+    """The distinct positions of ``candidates(seen)`` (which may use the keys
+    ``seen`` so far) with their results, until ``count`` were tried; one the
+    solver cannot prove within ``node_limit`` nodes is skipped."""
     seen: set[int] = set()
-    for _ in range(20 * count):
-        game = noisy_game(geometry, LEAF_ROOT_STONES, rng, solver, player)
-        root = game[int(rng.integers(len(game)))]
-        player.clear()
-        player.search(root, Limits(nodes=LEAF_SEARCH_NODES))
-        frontier = [board for board in searched_positions(player, 1)
-                    if stones[0] <= board.stones <= stones[1] and board.key not in seen]
-        for at in rng.choice(len(frontier), size=min(LEAVES_PER_ROOT, len(frontier)), replace=False):
-            board = frontier[int(at)]
-            seen.add(board.key)
-            result = prove(solver, board, node_limit)
-            if result is not None:
-                yield board, result
-            if len(seen) == count:
-                return
+    for board in candidates(seen):
+        if board.key in seen:
+            continue
+        seen.add(board.key)
+        result = prove(solver, board, node_limit)
+        if result is not None:
+            yield board, result
+        if len(seen) == count:
+            return
 
 
 def searched_positions(searcher: Searcher, max_depth: int) -> list[Board]:
