@@ -310,7 +310,7 @@ def searched_positions(searcher: Searcher, max_depth: int) -> list[Board]:
     data = entries[:, -1]
     slots = np.flatnonzero((data != 0)
                            & ((data >> table.GEN_SHIFT) & (table.GENERATIONS - 1) == mem[GENERATION])
-                           & ((data >> table.DEPTH_SHIFT) & 63 <= max_depth))
+                           & ((data >> table.DEPTH_SHIFT) & table.DEPTH_FIELD <= max_depth))
     if table.ENTRY_WORDS == 2:
         keys = entries[slots, 0] ^ data[slots]
     else:

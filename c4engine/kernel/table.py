@@ -45,6 +45,7 @@ GEN_SHIFT = MOVE_SHIFT + MOVE_BITS
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
+DEPTH_FIELD = 63  # the depth's 6 bits, shifted down
 
 
 @jit
@@ -142,7 +143,7 @@ def entry_value(entry: int) -> int:
 
 @jit
 def entry_depth(entry: int) -> int:
-    return (entry >> DEPTH_SHIFT) & 63
+    return (entry >> DEPTH_SHIFT) & DEPTH_FIELD
 
 
 @jit
