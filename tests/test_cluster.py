@@ -19,7 +19,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
 import pytest
@@ -28,6 +31,7 @@ from network_namespace import interfaces, namespace_of
 from ray_cluster import HEAD_START_SECONDS, Head, free_port, ray_node
 from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
+from c4engine.referee import cluster
 from c4engine.referee.cli import match_command, strength_command
 from c4engine.referee.cluster import INIT_ATTEMPTS, connected, run_cluster_match
 from c4engine.referee.openings import builtin_openings
@@ -90,6 +94,71 @@ def test_a_session_aborted_every_time_is_a_clear_error(monkeypatch):
             pass
     assert ray.inits == INIT_ATTEMPTS
     assert ray.shutdowns == INIT_ATTEMPTS + 1  # after each failure, and on leaving
+
+
+class _SlicedRay:
+    """Ray as ``ActorGroup.unordered`` sees it: a pool whose waits end empty-handed
+    (the pool's own TimeoutError) before each result or failure."""
+
+    class exceptions:  # noqa: N801 - the shape of ray.exceptions
+        class RayError(Exception):
+            pass
+
+        class RayTaskError(RayError):
+            cause: Exception
+
+        class RayActorError(RayError):
+            pass
+
+    def __init__(self, outcomes: list[object]) -> None:
+        self.util = SimpleNamespace(ActorPool=lambda _actors: _SlicedPool(outcomes))
+
+
+class _SlicedPool:
+    """``ray.util.ActorPool`` whose every result or failure comes after a wait that
+    ended empty-handed."""
+
+    def __init__(self, outcomes: list[object]) -> None:
+        self.outcomes = list(outcomes)
+        self.sliced = False
+
+    def submit(self, _fn: object, _args: object) -> None:
+        pass
+
+    def has_next(self) -> bool:
+        return bool(self.outcomes)
+
+    def get_next_unordered(self, timeout: float) -> object:
+        assert timeout == cluster.POLL_SECONDS
+        self.sliced = not self.sliced
+        if self.sliced:
+            raise TimeoutError("Timed out waiting for result")
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+def _sliced_group(outcomes: list[object]) -> cluster.ActorGroup:
+    group = cluster.ActorGroup.__new__(cluster.ActorGroup)
+    group.ray, group.actors = _SlicedRay(outcomes), []
+    return group
+
+
+def test_results_come_through_waits_that_end_empty_handed():
+    assert list(_sliced_group([1, 2, 3]).unordered("move", [(0,), (1,), (2,)])) == [1, 2, 3]
+
+
+def test_a_timeout_raised_by_a_call_is_its_failure_not_an_empty_wait():
+    """Ray raises a call's failure as a class deriving from both RayError and the
+    cause's class: a TimeoutError of the call must fail the run, not be waited past."""
+    class CallTimedOut(_SlicedRay.exceptions.RayError, TimeoutError):
+        pass
+    results = _sliced_group([1, CallTimedOut("the call timed out"), 3]).unordered(
+        "move", [(0,), (1,), (2,)])
+    assert next(results) == 1
+    with pytest.raises(CallTimedOut):
+        next(results)
 
 
 def test_an_address_where_nothing_listens_fails_at_once():
@@ -334,3 +403,47 @@ def test_strength_on_the_cluster_judges_as_at_home(head: str):
         return [line for line in text.splitlines() if not line.startswith("move time")]
     assert without_times(remote.stdout) == without_times(local.stdout)
     assert "blunders (" in remote.stdout
+
+
+_HOLD_CPUS = """
+import logging, sys, ray
+ray.init(address=sys.argv[1], logging_level=logging.WARNING)
+
+@ray.remote(num_cpus=float(sys.argv[2]))
+class Holder:
+    def ready(self) -> bool:
+        return True
+
+holder = Holder.remote()
+ray.get(holder.ready.remote())
+print("held", flush=True)
+sys.stdin.read()  # until the test is done: the actor ends with this driver
+"""
+
+
+@contextmanager
+def cpus_held(address: str, cpus: int) -> Iterator[None]:
+    """Another driver on the cluster, with an actor holding ``cpus`` CPUs."""
+    driver = subprocess.Popen([sys.executable, "-c", _HOLD_CPUS, address, str(cpus)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout is not None and driver.stdout.readline() == "held\n"
+        yield
+    finally:
+        driver.communicate(timeout=60)
+
+
+@pytest.mark.slow
+def test_actors_the_cluster_has_no_room_for_fail_the_run(head: str, monkeypatch):
+    """Another job holds both of the head's CPUs, so the actors can never be placed:
+    Ray would wait for them for ever, the run fails once READY_SECONDS are over."""
+    monkeypatch.setattr(cluster, "READY_SECONDS", 5.0)
+    with cpus_held(head, 2):
+        started = time.monotonic()
+        result = CliRunner().invoke(strength_command, ["--engine", SIMPLE, "--movetime", "10",
+                                                       "--limit", "4", "--cluster", head])
+        elapsed = time.monotonic() - started
+    assert result.exit_code == 2, result.output  # the run failed, not measured
+    assert ("Error: 2 of 2 Ray actors not running after 5 s; the cluster has 0 of 2 CPUs "
+            "free, and each actor needs 1") in result.output
+    assert elapsed < 60

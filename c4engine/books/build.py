@@ -23,6 +23,7 @@ import numpy as np
 
 from ..geometry import Geometry
 from ..kernel.built_book import BookHeader, write_book
+from ..referee.cluster import first_done
 from ..rules.board import Board
 from ..search.limits import Limits
 from ..search.searcher import Searcher
@@ -140,7 +141,7 @@ def solve_on_ray(ray: object, spec: BuildSpec, work: list[list[Row]]) -> Iterato
         if len(running) >= window:
             break
     while running:
-        done, running = ray.wait(running, num_returns=1)  # type: ignore[attr-defined]
+        done, running = first_done(ray, running)  # type: ignore[arg-type]
         try:
             results = ray.get(done[0])  # type: ignore[attr-defined]
         except ray.exceptions.RayError as err:  # type: ignore[attr-defined]

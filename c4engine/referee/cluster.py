@@ -9,7 +9,11 @@ spread with Ray's own mechanisms, not a scheduler of ours:
   match, one engine for ``strength``), started once because an engine may take
   seconds to load; a :class:`ray.util.ActorPool` hands each idle actor the next
   piece of work (a game pair: an opening, both colours) and yields the results
-  as they finish (``ray.wait``);
+  as they finish (``ray.wait``, a second at a time: a wait without a timeout
+  blocks inside Ray, where no signal reaches Python but Ctrl-C);
+- actors the cluster has no room for fail the command after
+  :data:`READY_SECONDS`, with the CPUs it has free, where Ray would wait for
+  them for ever;
 - a lost worker process or machine: Ray restarts the actor (``max_restarts``),
   on another node if need be, and runs the call it was in the middle of again
   (``max_task_retries``).  A pair reports its two games only when both are
@@ -28,6 +32,7 @@ import logging
 import math
 import re
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -58,6 +63,8 @@ RETRY_UNTIL_RESTARTED = -1
 CONNECT_SECONDS = 10.0  # for a cluster's head to accept a connection
 INIT_ATTEMPTS = 3  # for a Ray Client session the server aborted while setting it up
 CLOSE_SECONDS = 10.0  # for the actors to end their engines before they are killed
+READY_SECONDS = 600.0  # for every actor to be placed and its engines to answer
+POLL_SECONDS = 1.0  # the longest single wait inside Ray
 
 T = TypeVar("T")
 
@@ -143,6 +150,18 @@ def _cpus_per_actor(ray: ModuleType, count: int) -> float:
     CPU of every node, so all of them can be placed."""
     total = int(ray.cluster_resources().get("CPU", 0))
     return 1.0 / math.ceil(count / total) if total else 0.0
+
+
+def first_done(ray: ModuleType, refs: list[Any], deadline: float = math.inf,
+               ) -> tuple[list[Any], list[Any]]:
+    """``ray.wait`` for one of ``refs``: the one done and the others, or none done once
+    ``deadline`` (``time.monotonic()``) is past.  It waits a POLL_SECONDS slice at a
+    time, since a signal cannot reach Python inside one wait."""
+    while time.monotonic() < deadline:
+        done, waiting = ray.wait(refs, num_returns=1, timeout=POLL_SECONDS)
+        if done:
+            return done, waiting
+    return [], refs
 
 
 def worker_name() -> str:
@@ -248,31 +267,50 @@ class ActorGroup:
                  kind: str) -> None:
         self.ray = ray
         remote = ray.remote(host)
-        options = dict(num_cpus=_cpus_per_actor(ray, count), scheduling_strategy="SPREAD",
+        self.cpus = _cpus_per_actor(ray, count)
+        options = dict(num_cpus=self.cpus, scheduling_strategy="SPREAD",
                        max_restarts=RESTARTS, max_task_retries=RETRY_UNTIL_RESTARTED,
                        max_concurrency=2)  # close() may end a call still running
         self.actors = [remote.options(name=f"{kind}-{slot}", **options).remote(*args)
                        for slot in range(count)]
 
     def ready(self) -> list[Any]:
-        """Each actor's answer to ``ready()``, once all engines run; the first actor
-        whose engines do not start fails the whole group at once."""
+        """Each actor's answer to ``ready()``, once all engines run.  The first actor
+        whose engines do not start fails the whole group at once, and so do actors
+        still not running after :data:`READY_SECONDS`."""
         refs = [actor.ready.remote() for actor in self.actors]
         waiting = list(refs)
+        deadline = time.monotonic() + READY_SECONDS
         with self._engine_errors():
             while waiting:
-                done, waiting = self.ray.wait(waiting, num_returns=1)
+                done, waiting = first_done(self.ray, waiting, deadline)
+                if not done:
+                    raise EngineError(self._not_ready(len(waiting)))
                 self.ray.get(done)
             return list(self.ray.get(refs))
+
+    def _not_ready(self, count: int) -> str:
+        free = self.ray.available_resources().get("CPU", 0)
+        total = self.ray.cluster_resources().get("CPU", 0)
+        return (f"{count} of {len(self.actors)} Ray actors not running after "
+                f"{READY_SECONDS:g} s; the cluster has {free:g} of {total:g} CPUs free, "
+                f"and each actor needs {self.cpus:g}")
 
     def unordered(self, method: str, calls: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
         """The results of ``method(*args)`` for each of ``calls``, as they finish, each
         call made on whichever actor is free.  Stop iterating and nothing more starts."""
         pool = self.ray.util.ActorPool(self.actors)
-        results = pool.map_unordered(lambda actor, args: getattr(actor, method).remote(*args),
-                                     list(calls))
+        for args in calls:
+            pool.submit(lambda actor, call: getattr(actor, method).remote(*call), args)
         with self._engine_errors():
-            yield from results
+            while pool.has_next():
+                try:
+                    result = pool.get_next_unordered(timeout=POLL_SECONDS)
+                except TimeoutError as err:
+                    if isinstance(err, self.ray.exceptions.RayError):
+                        raise  # a call's own TimeoutError, raised through Ray
+                    continue  # nothing finished within this wait
+                yield result
 
     def close(self, abandon: bool) -> None:
         """End the engines (quit, or killed when ``abandon``), then the actors."""
