@@ -1,5 +1,6 @@
 """What every test shares: the fake engines importable, this checkout's c4engine in
-every process the tests start, and the real engine process of the protocol tests.
+every process the tests start, the real engine process of the protocol tests, and
+a time limit on each test.
 
 The fake engines in ``tests/engines/`` run as scripts (their folder is then on
 their path) and are imported as modules by some tests (pytest's ``pythonpath``
@@ -9,18 +10,43 @@ another installed copy: PYTHONPATH puts this checkout first for them."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
-from collections.abc import Iterator
+import signal
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 from engine_process import EngineProcess, start_engine
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+# For one test with its fixtures, far above the longest (48 s here, a 5x4 count of
+# positions): a hang fails its test instead of stalling the whole CI run.
+TEST_SECONDS = 900.0
 pytest_plugins = ["ray_cluster"]  # the Ray head fixtures of the cluster tests
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None,
+                            ) -> Generator[None, object, object]:
+    """A test still running after TEST_SECONDS fails, after the stacks of all threads
+    are printed to show where it waited.  The failure is raised by SIGALRM's handler
+    in the main thread, where the tests run; a wait inside a C extension sees it
+    only when it returns to Python, which is why c4engine's waits on Ray are sliced."""
+    def expired(_signum: int, _frame: object) -> None:
+        faulthandler.dump_traceback(all_threads=True)
+        pytest.fail(f"{item.nodeid} still running after {TEST_SECONDS:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, TEST_SECONDS)
+    try:
+        return (yield)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")
