@@ -9,7 +9,10 @@ fits one Elo per level by maximum likelihood with the random mover fixed at 0.  
 prior), so that a clean sweep gives a finite estimate instead of infinity.
 The error bars are 95% intervals from the fit's curvature.
 
-    python tools/measure_levels.py --games 200 --movetime 50
+    python tools/measure_levels.py --games 200 --movetime 50 --concurrency 2
+
+A game's two engines think in turn, one thread each, so ``--concurrency 2`` keeps
+both cores of a 2-core machine busy without two searches sharing one.
 """
 
 from __future__ import annotations
@@ -37,13 +40,16 @@ def engine_args(name: str) -> list[str]:
             "--option", f"Skill Level={name.removeprefix('L')}"]
 
 
-def play(first: str, second: str, games: int, movetime: int) -> tuple[int, int, int]:
+def play(first: str, second: str, games: int, movetime: int, concurrency: int,
+         ) -> tuple[int, int, int]:
     """Wins, losses, draws of ``first`` against ``second``.  Strength is measured, not
     punctuality: a move up to ``TIME_MARGIN`` ms late on a busy machine does not lose."""
     command = [sys.executable, "-m", "c4engine", "match", *engine_args(first), *engine_args(second),
-               "--movetime", str(movetime), "--games", str(games), "--timemargin", str(TIME_MARGIN)]
+               "--movetime", str(movetime), "--games", str(games), "--timemargin", str(TIME_MARGIN),
+               "--concurrency", str(concurrency)]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     wins, losses, draws = map(int, SCORE_RE.findall(out)[-1])
+    click.echo(f"{first} vs {second}: {wins}-{losses}-{draws}", err=True)  # a pairing takes minutes
     return wins, losses, draws
 
 
@@ -91,14 +97,14 @@ def pairing_elo(wins: int, losses: int, draws: int) -> tuple[float, float, float
 @click.command()
 @click.option("--games", type=int, default=100, show_default=True, help="Games per pairing.")
 @click.option("--movetime", type=int, default=50, show_default=True, help="ms per move, both sides.")
-def main(games: int, movetime: int) -> None:
+@click.option("--concurrency", type=int, default=1, show_default=True, help="Games played at once.")
+def main(games: int, movetime: int, concurrency: int) -> None:
     results: dict[tuple[str, str], tuple[int, int, int]] = {}
     for level in LEVELS:
-        results[(f"L{level}", RANDOM)] = play(f"L{level}", RANDOM, games, movetime)
+        results[(f"L{level}", RANDOM)] = play(f"L{level}", RANDOM, games, movetime, concurrency)
         for stronger in sorted({level + 5, 20} - {level, 25}):
-            results[(f"L{level}", f"L{stronger}")] = play(f"L{level}", f"L{stronger}", games, movetime)
-        click.echo(f"level {level}: " + ", ".join(
-            f"vs {b} {w}-{l}-{d}" for (a, b), (w, l, d) in results.items() if a == f"L{level}"), err=True)
+            results[(f"L{level}", f"L{stronger}")] = play(f"L{level}", f"L{stronger}", games, movetime,
+                                                        concurrency)
     elo, error = fit(results)
     click.echo("| level | vs random (W-L-D) | vs level +5 (W-L-D) | vs level 20 (W-L-D) | Elo (random = 0) |")
     click.echo("|---|---|---|---|---|")
