@@ -162,6 +162,24 @@ def test_level_20_searches_exactly_as_full_strength(engine: EngineProcess) -> No
     assert run() == at_level_20
 
 
+def test_a_level_knows_no_book_and_nothing_beyond_its_depth(engine: EngineProcess) -> None:
+    """At full strength both positions are proven at once, the first through the
+    book (its 12-stone scores lie four plies on), the second by the solver; a
+    level searching as deep knows neither, and both are back at level 20."""
+    def score_kinds(moves: str) -> list[str]:
+        engine.send(f"position startpos moves {moves}")
+        engine.send("go depth 4")
+        return [m["kind"] for m in infos(engine.read_until("bestmove"))]
+    in_the_book, late = "44533354", "544111732146347"
+    reset(engine)
+    assert all(score_kinds(moves)[-1] == "mate" for moves in (in_the_book, late))
+    engine.command("setoption name Skill Level value 19")
+    for moves in (in_the_book, late):
+        assert "mate" not in score_kinds(moves), moves
+    engine.command("setoption name Skill Level value 20")
+    assert all(score_kinds(moves)[-1] == "mate" for moves in (in_the_book, late))
+
+
 def test_a_level_shows_only_the_multipv_lines_asked_for(engine: EngineProcess) -> None:
     reset(engine)
     engine.command("setoption name Skill Level value 5")

@@ -221,6 +221,21 @@ def test_exact_report_on_pons_positions(searcher: Searcher) -> None:
         assert exact_move_value(searcher, pos, result.move) == expected, moves
 
 
+def test_without_solving_early_nothing_is_proven_beyond_the_depth(searcher: Searcher) -> None:
+    """A late position the solver proves after the first iteration (what the driver
+    does by default); without ``solve_early`` (the difficulty levels) a depth of 3
+    ends with a heuristic score, and once the end is within the depth it is exact."""
+    pos = parse_digits(PONS_LATE[0][0])
+    assert searcher.search(pos, Limits(depth=3)).report.exact  # type: ignore[union-attr]
+    searcher.clear()
+    shallow = searcher.search(pos, Limits(depth=3), solve_early=False).report
+    assert shallow is not None and not shallow.exact and shallow.depth == 3
+    searcher.clear()
+    to_the_end = searcher.search(pos, Limits(depth=CELLS - pos.stones), solve_early=False).report
+    assert to_the_end is not None and to_the_end.exact
+    assert jit.to_pons(to_the_end.best.score) == PONS_LATE[0][1]
+
+
 def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
     """The same on random positions with 26 stones, scored by a separate solver."""
     oracle = Searcher(hash_mb=16)

@@ -32,7 +32,7 @@ from ..search.report import Report, Result
 from ..search.searcher import Searcher
 from ..search.weights import ntuple_block, weights_named
 from .go_params import GoParams
-from .options import NO_PATH, OptionError, Options
+from .options import NO_PATH, STRENGTH_OPTIONS, OptionError, Options
 
 
 class Backend:
@@ -46,6 +46,7 @@ class Backend:
         self._book: OpeningBook | None = None
         self._rng = random.Random()
         self.searcher = self._new_searcher(geometry)
+        self._books_at_full_strength = self._full_strength()
 
     def _new_searcher(self, geometry: Geometry) -> Searcher:
         """A searcher for ``geometry`` with the options' table, threads, evaluation and book,
@@ -53,7 +54,7 @@ class Backend:
         book = self._wanted_book(geometry)
         searcher = Searcher(self.options.number("Hash"), self._weights(geometry, tell=True), book,
                             self.options.number("Threads"), geometry=geometry)
-        searcher.set_built_book(self._built_book_for(geometry))
+        searcher.set_built_book(self._wanted_built_book(geometry))
         searcher.warm_up()
         return searcher
 
@@ -64,6 +65,7 @@ class Backend:
         if geometry != self.geometry:
             self.searcher = self._new_searcher(geometry)
             self.geometry = geometry
+            self._books_at_full_strength = self._full_strength()
 
     def apply(self, option: str) -> None:
         """Make an option that was just set take effect.  ``Hash`` and ``Threads`` raise
@@ -77,10 +79,25 @@ class Backend:
         elif option == "OwnBook":
             self.searcher.set_book(self._wanted_book(self.geometry))
         elif option == "BookFile":
-            self.searcher.set_built_book(self._loaded_built_book(self.geometry))
+            built_book = self._loaded_built_book(self.geometry)  # a refused file raises here
+            self.searcher.set_built_book(built_book if self._full_strength() else None)
         elif option == "Evaluation":
             self.searcher.set_weights(self._weights(self.geometry, tell=True))
             self.searcher.clear()
+        elif option in STRENGTH_OPTIONS:
+            self._follow_strength()
+
+    def _full_strength(self) -> bool:
+        return wanted_strength(self.options) is None
+
+    def _follow_strength(self) -> None:
+        """A level knows no book (see :mod:`c4engine.search.levels`): the books go when
+        the options first ask for a level and come back at full strength; each change
+        empties the table, whose entries hold the books' scores."""
+        if self._full_strength() != self._books_at_full_strength:
+            self.searcher.set_book(self._wanted_book(self.geometry))
+            self.searcher.set_built_book(self._wanted_built_book(self.geometry))
+            self._books_at_full_strength = self._full_strength()
 
     def _weights(self, geometry: Geometry, tell: bool = False) -> np.ndarray:
         """The weights the ``Evaluation`` option names on ``geometry``'s board; with
@@ -93,9 +110,9 @@ class Backend:
         return weights
 
     def _wanted_book(self, geometry: Geometry) -> OpeningBook:
-        """The book if ``OwnBook`` is on, the board is the one it covers (7x6, four in a
-        row) and the book can be had; else none, said once per board change."""
-        if not self.options["OwnBook"]:
+        """The book if ``OwnBook`` is on, at full strength, on the board it covers (7x6,
+        four in a row), and if it can be had; else none, said once per board change."""
+        if not self.options["OwnBook"] or not self._full_strength():
             return OpeningBook.empty()
         if geometry != STANDARD:
             self.write(f"info string no opening book for the {geometry} board (the book covers 7x6)")
@@ -112,6 +129,10 @@ class Backend:
             return BuiltBook.load(path, geometry)
         except BookFileError as err:
             raise OptionError(f"option BookFile: {err}") from None
+
+    def _wanted_built_book(self, geometry: Geometry) -> BuiltBook | None:
+        """The ``BookFile`` book at full strength (as :meth:`_built_book_for`), none at a level."""
+        return self._built_book_for(geometry) if self._full_strength() else None
 
     def _built_book_for(self, geometry: Geometry) -> BuiltBook | None:
         """On a board change: the ``BookFile`` book if it is for the new board, else none,
@@ -158,7 +179,8 @@ class Backend:
         strength = wanted_strength(self.options)
         if strength is None:
             return self.searcher.search(pos, limits, report, stop, shown)
-        result = self.searcher.search(pos, strength.cap(limits), report, stop, pos.geometry.width)
+        result = self.searcher.search(pos, strength.cap(limits), report, stop, pos.geometry.width,
+                                      solve_early=False)
         return self._weakened(result, strength)
 
     def _weakened(self, result: Result, strength: Strength) -> Result:

@@ -16,6 +16,7 @@ from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
 
 NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
+STRENGTH_OPTIONS = ("Skill Level", "UCI_LimitStrength", "UCI_Elo")  # a level, or full strength
 
 
 class OptionError(ValueError):

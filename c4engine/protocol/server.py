@@ -21,7 +21,7 @@ from ..rules.board import Board, RulesError
 from ..rules.notation import format_line, parse_fen, parse_int, play_moves, render, to_fen
 from ..version import __version__
 from .go_params import GoParams, GoParamsError
-from .options import OptionError, Options
+from .options import STRENGTH_OPTIONS, OptionError, Options
 from .output import Output
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 MAX_PERFT_DEPTH = 10
 # applied to the searcher at once
-SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile")
+SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
 
 
 class CommandError(ValueError):

@@ -50,6 +50,7 @@ class Iterations:
     stop: StopSignal
     multipv: int
     arm: Callable[[], None]  # routes ``stop`` to the kernels, once the first iteration is done
+    solve_early: bool = True  # exact attempts before the end of the game is within the depth
     started: float = field(default_factory=time.perf_counter)
     nodes: int = 0
     heuristic_nodes: int = 0
@@ -66,7 +67,8 @@ class Iterations:
         """Depth 1, 2, ... until a limit, a stop or an exact result.  Depth 1 always
         finishes, whatever the limits (as in Stockfish): it costs a node per column,
         and a move cut short before it has no value to stand on (a first root move's
-        bound is no score of the position)."""
+        bound is no score of the position).  Without ``solve_early`` the solver runs
+        only as the iteration that reaches the end of the game."""
         remaining = self.pos.geometry.cells - self.pos.stones
         max_depth = remaining if self.limits.depth is None else max(1, min(self.limits.depth, remaining))
         for depth in range(1, max_depth + 1):
@@ -76,7 +78,8 @@ class Iterations:
                 finished = self.heuristic_iteration(depth)
                 if depth == 1:
                     self.arm()
-                if finished and self.searcher.solver_may_reach_the_end(self.pos) and not self.done():
+                if finished and self.solve_early and self.searcher.solver_may_reach_the_end(self.pos) \
+                        and not self.done():
                     finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
             if not finished or self.done():
                 break

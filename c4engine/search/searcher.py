@@ -368,8 +368,10 @@ class Searcher:
         stop.attach([thread.ctx for thread in self.threads])
 
     def search(self, pos: Board, limits: Limits, on_report: Callable[[Report], None] | None = None,
-               stop: StopSignal | None = None, multipv: int = 1) -> Result:
-        """Iterative deepening from ``pos`` until a limit, a stop or an exact result."""
+               stop: StopSignal | None = None, multipv: int = 1, solve_early: bool = True) -> Result:
+        """Iterative deepening from ``pos`` until a limit, a stop or an exact result;
+        ``solve_early`` False keeps the exact solver for when the end of the game is
+        within the depth limit (the difficulty levels, which see no further)."""
         self._check_board(pos)
         if pos.is_over():
             return Result(None)
@@ -378,7 +380,7 @@ class Searcher:
         timer = deadline_timer(limits.hard_ms, stop)
         try:
             return Iterations(self, pos, limits, on_report or (lambda report: None), stop,
-                              multipv, functools.partial(self._attach, stop)).run()
+                              multipv, functools.partial(self._attach, stop), solve_early).run()
         finally:
             if timer is not None:
                 timer.cancel()
