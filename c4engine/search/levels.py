@@ -14,10 +14,11 @@ does so the way a weaker player does, not by sprinkling in random moves:
   at a temperature ``T`` that shrinks geometrically with the level.
 
 At level 0 the temperature is high enough that a win with the next stone is
-missed about four times in ten (measured: 113 of 300 positions with exactly
-one such win), and a move that lets the opponent win at once is still
-avoided more often than not; from level 10 on, the choice
-only wavers between moves whose heuristic values are a few points apart.
+missed about six times in ten (measured at 2d240a6: 182 of 300 positions with
+exactly one such win), and seeing one ply only, it lets the opponent win at
+once in 176 of 300 positions where it need not (a random mover would in
+222); from level 10 on, the choice only wavers between moves whose heuristic
+values are a few points apart.
 Level 20 (and ``UCI_LimitStrength false`` with it) is full strength: the
 search runs exactly as without levels.
 
@@ -46,7 +47,7 @@ PROVEN_VALUE = 100  # a proven win is worth this plus its Pons score (faster is 
 
 # Measured (README, "Difficulty levels": 200 games per pairing at 50 ms a move);
 # a random mover is 0.
-ELO_AT_LEVEL = ((0, 235), (5, 697), (10, 866), (15, 964), (20, 1061))
+ELO_AT_LEVEL = ((0, 228), (5, 728), (10, 1035), (15, 1156), (20, 1298))
 MIN_ELO, MAX_ELO = ELO_AT_LEVEL[0][1], ELO_AT_LEVEL[-1][1]
 
 
