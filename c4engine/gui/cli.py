@@ -54,7 +54,16 @@ def gui_command(port: int, engine: str | None, no_browser: bool, geometry: Geome
     except OSError as err:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/" + ("" if geometry.is_standard else f"?board={geometry}")
-    click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it")
-    if not no_browser:
-        webbrowser.open(url)
-    web.run_app(create_app(argv), sock=sock, print=None, shutdown_timeout=5.0)
+    app = create_app(argv)
+
+    async def announce(_app: web.Application) -> None:
+        """The address, once aiohttp handles SIGINT and SIGTERM (its startup hooks run
+        after that): a Ctrl-C from then on stops the server, even in a process started
+        with SIGINT ignored (as ``&`` in a script starts it), where one sent before
+        would be lost."""
+        click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it")
+        if not no_browser:
+            webbrowser.open(url)
+
+    app.on_startup.append(announce)
+    web.run_app(app, sock=sock, print=None, shutdown_timeout=5.0)
