@@ -11,9 +11,11 @@ spread with Ray's own mechanisms, not a scheduler of ours:
   piece of work (a game pair: an opening, both colours) and yields the results
   as they finish (``ray.wait``, a second at a time: a wait without a timeout
   blocks inside Ray, where no signal reaches Python but Ctrl-C);
-- actors the cluster has no room for fail the command after
-  :data:`READY_SECONDS`, with the CPUs it has free, where Ray would wait for
-  them for ever;
+- the work starts on the first actor whose engines run, and the others join
+  as theirs come up: an actor the cluster cannot place (its CPUs held by
+  another job, or counted on a machine just lost and not yet declared dead)
+  holds nothing up; with none running after :data:`READY_SECONDS` the
+  command fails, naming the CPUs free, where Ray would wait for ever;
 - a lost worker process or machine: Ray restarts the actor (``max_restarts``),
   on another node if need be, and runs the call it was in the middle of again
   (``max_task_retries``).  A pair reports its two games only when both are
@@ -273,37 +275,39 @@ class ActorGroup:
                        max_concurrency=2)  # close() may end a call still running
         self.actors = [remote.options(name=f"{kind}-{slot}", **options).remote(*args)
                        for slot in range(count)]
+        self.starting: dict[Any, Any] = {}  # ready() calls not yet answered, and their actors
+        self.running: list[Any] = []  # actors whose engines run
 
-    def ready(self) -> list[Any]:
-        """Each actor's answer to ``ready()``, once all engines run.  The first actor
-        whose engines do not start fails the whole group at once, and so do actors
-        still not running after :data:`READY_SECONDS`."""
-        refs = [actor.ready.remote() for actor in self.actors]
-        waiting = list(refs)
+    def ready(self) -> Any:
+        """The answer to ``ready()`` of the first actor whose engines run; the others join
+        the work as theirs come up (:meth:`unordered`), so that actors the cluster
+        cannot place hold nothing up.  Actors whose engines do not start fail the whole
+        group, and so does no actor running after :data:`READY_SECONDS`."""
+        self.starting = {actor.ready.remote(): actor for actor in self.actors}
         deadline = time.monotonic() + READY_SECONDS
         with self._engine_errors():
-            while waiting:
-                done, waiting = first_done(self.ray, waiting, deadline)
-                if not done:
-                    raise EngineError(self._not_ready(len(waiting)))
-                self.ray.get(done)
-            return list(self.ray.get(refs))
+            done, _ = first_done(self.ray, list(self.starting), deadline)
+            if not done:
+                raise EngineError(self._not_ready())
+            self.running = [self.starting.pop(done[0])]
+            return self.ray.get(done[0])
 
-    def _not_ready(self, count: int) -> str:
+    def _not_ready(self) -> str:
         free = self.ray.available_resources().get("CPU", 0)
         total = self.ray.cluster_resources().get("CPU", 0)
-        return (f"{count} of {len(self.actors)} Ray actors not running after "
-                f"{READY_SECONDS:g} s; the cluster has {free:g} of {total:g} CPUs free, "
-                f"and each actor needs {self.cpus:g}")
+        return (f"none of the {len(self.actors)} Ray actors running after {READY_SECONDS:g} s; "
+                f"the cluster has {free:g} of {total:g} CPUs free, and each actor needs {self.cpus:g}")
 
     def unordered(self, method: str, calls: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
         """The results of ``method(*args)`` for each of ``calls``, as they finish, each
-        call made on whichever actor is free.  Stop iterating and nothing more starts."""
-        pool = self.ray.util.ActorPool(self.actors)
+        call made on whichever running actor is free.  Stop iterating and nothing more
+        starts."""
+        pool = self.ray.util.ActorPool(self.running)
         for args in calls:
             pool.submit(lambda actor, call: getattr(actor, method).remote(*call), args)
         with self._engine_errors():
             while pool.has_next():
+                self._join_started(pool)
                 try:
                     result = pool.get_next_unordered(timeout=POLL_SECONDS)
                 except TimeoutError as err:
@@ -312,10 +316,24 @@ class ActorGroup:
                     continue  # nothing finished within this wait
                 yield result
 
+    def _join_started(self, pool: Any) -> None:
+        """The actors whose engines have come up since, into ``pool``; one whose engines
+        failed to start raises its error here."""
+        if not self.starting:
+            return
+        done, _ = self.ray.wait(list(self.starting), num_returns=len(self.starting), timeout=0)
+        for ref in done:
+            self.ray.get(ref)
+            actor = self.starting.pop(ref)
+            self.running.append(actor)
+            pool.push(actor)
+
     def close(self, abandon: bool) -> None:
-        """End the engines (quit, or killed when ``abandon``), then the actors."""
-        self.ray.wait([actor.close.remote(abandon) for actor in self.actors],
-                      num_returns=len(self.actors), timeout=CLOSE_SECONDS)
+        """End the engines of the running actors (quit, or killed when ``abandon``), then
+        every actor: one still starting has its engines end with it (their input
+        closes), and one never placed would never answer."""
+        self.ray.wait([actor.close.remote(abandon) for actor in self.running],
+                      num_returns=len(self.running), timeout=CLOSE_SECONDS)
         for actor in self.actors:
             self.ray.kill(actor)
 
@@ -391,7 +409,7 @@ def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
                            "match")
         finished = False
         try:
-            id_names, listed = group.ready()[0]
+            id_names, listed = group.ready()
             names = player_names(config, id_names, listed, progress)
             recorder = GameOrderRecorder(config, names, progress)
             try:
