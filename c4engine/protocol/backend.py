@@ -94,10 +94,11 @@ class Backend:
         """A level knows no book (see :mod:`c4engine.search.levels`): the books go when
         the options first ask for a level and come back at full strength; each change
         empties the table, whose entries hold the books' scores."""
-        if self._full_strength() != self._books_at_full_strength:
+        full_strength = self._full_strength()
+        if full_strength != self._books_at_full_strength:
             self.searcher.set_book(self._wanted_book(self.geometry))
             self.searcher.set_built_book(self._wanted_built_book(self.geometry))
-            self._books_at_full_strength = self._full_strength()
+            self._books_at_full_strength = full_strength
 
     def _weights(self, geometry: Geometry, tell: bool = False) -> np.ndarray:
         """The weights the ``Evaluation`` option names on ``geometry``'s board; with
