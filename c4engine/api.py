@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 
     from .rules.board import Board
     from .search.searcher import Searcher
+    from .kernel.built_book import BuiltBook
     from .verdicts import GameReview
 
 _lock = threading.Lock()
 _shared: Searcher | None = None
+_built_book: BuiltBook | None = None  # from use_book; searched with on its own board only
 
 
 def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
@@ -72,6 +74,8 @@ def _searcher(geometry: Geometry) -> Searcher:
             if geometry == STANDARD else None
         _shared = None  # the old searcher's table is freed before the new one is made
         searcher = Searcher(book=book, geometry=geometry)
+        if _built_book is not None and _built_book.header.geometry == geometry:
+            searcher.set_built_book(_built_book)
         searcher.warm_up()
         _shared = searcher
     return _shared
@@ -79,14 +83,21 @@ def _searcher(geometry: Geometry) -> Searcher:
 
 def use_book(path: str | None) -> None:
     """Search with the book built by ``c4engine book build`` at ``path`` from now on, as
-    the engine's ``BookFile`` option does (None: without one).  Raises
-    ``ValueError`` (:class:`c4engine.kernel.built_book.BookFileError`) for a file
-    that is no sound book or is for another board than the searcher's."""
+    the engine's ``BookFile`` option does (None: without one).
+
+    The book must be for the board in play: the board of the last call (or of
+    :func:`warm_up`), 7x6 before any.  Calls on another board search without it,
+    and calls back on its board with it again.  Raises ``ValueError``
+    (:class:`c4engine.kernel.built_book.BookFileError`), and keeps the book in
+    use, for a file that is no sound book or is for another board."""
     from .kernel.built_book import BuiltBook
 
+    global _built_book
     with _lock:
-        searcher = _searcher()
-        searcher.set_built_book(None if path is None else BuiltBook.load(path, searcher.geometry))
+        geometry = STANDARD if _shared is None else _shared.geometry
+        _built_book = None if path is None else BuiltBook.load(path, geometry)
+        if _shared is not None:
+            _shared.set_built_book(_built_book)
 
 
 def _playable(position: Position, call: str) -> Board:

@@ -488,6 +488,66 @@ def test_a_review_on_another_board() -> None:
     assert "442335312152 0" in (Path(__file__).resolve().parent / "data" / "c4_scores_5x4.txt").read_text()
 
 
+# -- books built by `c4engine book build` -------------------------------------
+
+@pytest.fixture(scope="module")
+def built_books(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A 4-ply 5x4 book and a 2-ply 4x4 one, made as ``c4engine book build`` makes them."""
+    import os
+
+    from c4engine.books.build import BuildSpec, build
+    from c4engine.geometry import Geometry
+    folder = tmp_path_factory.mktemp("books")
+    books = {}
+    for name, geometry, plies in (("5x4", Geometry(5, 4), 4), ("4x4", Geometry(4, 4), 2)):
+        books[name] = folder / f"{name}.book"
+        with open(os.devnull, "w") as quiet:
+            build(BuildSpec(geometry, plies, False, 16), books[name], resume=False, stream=quiet)
+    return books
+
+
+def searched_book() -> Path | None:
+    """The path of the book the shared searcher probes now."""
+    book = c4engine.api._shared.built_book
+    return None if book is None else book.path
+
+
+def test_use_book_loads_a_book_of_the_board_in_play_and_none_unloads(built_books: dict[str, Path]) -> None:
+    c4engine.use_book(None)
+    c4engine.warm_up(width=5, height=4)
+    pos = Position.from_moves("4423", width=5, height=4)
+    score = c4engine.solve(pos)
+    try:
+        c4engine.use_book(str(built_books["5x4"]))
+        assert searched_book() == built_books["5x4"]
+        assert c4engine.solve(pos) == score
+        c4engine.warm_up(width=4, height=4)
+        assert searched_book() is None  # another board searches without it
+        c4engine.warm_up(width=5, height=4)
+        assert searched_book() == built_books["5x4"]  # and its own board with it again
+    finally:
+        c4engine.use_book(None)
+    assert searched_book() is None
+
+
+def test_use_book_refuses_another_boards_book_or_a_bad_file_and_keeps_its_book(
+        built_books: dict[str, Path], tmp_path: Path) -> None:
+    from c4engine.kernel.built_book import BookFileError
+    c4engine.warm_up(width=5, height=4)
+    not_a_book = tmp_path / "not.book"
+    not_a_book.write_bytes(b"hello" * 20)
+    try:
+        c4engine.use_book(built_books["5x4"])
+        for path, message in ((built_books["4x4"], "is for the 4x4 board, not 5x4"),
+                              (not_a_book, "not a c4engine book"), (tmp_path / "missing.book", "No such file")):
+            with pytest.raises(BookFileError, match=message) as refused:
+                c4engine.use_book(str(path))
+            assert isinstance(refused.value, ValueError)
+            assert searched_book() == built_books["5x4"]
+    finally:
+        c4engine.use_book(None)
+
+
 # -- the README's examples ----------------------------------------------------
 
 README = Path(__file__).resolve().parent.parent / "README.md"
