@@ -333,6 +333,24 @@ async def test_a_review_over_the_websocket_gives_the_command_lines_verdicts(open
 
 
 @with_pages
+async def test_a_pgn_with_an_unreadable_game_lists_it_and_reviews_the_others(opener: Opener) -> None:
+    """The middle game's FEN has three rows and it has no moves: the page's list names
+    it as unreadable, and the game after it is reviewed."""
+    page = await opener()
+    await page.ready()
+    short_fen = '[FEN "7/7/7[' + "P" * 21 + "p" * 21 + '] w - - 0 1"]\n[SetUp "1"]\n\n*\n\n'
+    pgn = '[White "a"]\n\n1. P@a1 P@d1 *\n\n[White "b"]\n' + short_fen + '[White "c"]\n\n1. P@d1 P@d2 *\n'
+    await page.send(op="review", pgn=pgn)
+    listed = await page.until(lambda m: m["type"] in ("review_games", "error"))
+    assert listed["type"] == "review_games", listed
+    assert [(g["number"], g["ok"]) for g in listed["games"]] == [(1, True), (2, False), (3, True)]
+    assert "FEN board '7/7/7': expected 6 rows, found 3" in listed["games"][1]["title"]
+    await page.send(op="review", pgn=pgn, game=3)
+    done = await page.until(lambda m: m["type"] == "review" and m["review"]["done"])
+    assert done["review"]["total"] == 2
+
+
+@with_pages
 async def test_steps_sent_faster_than_the_answers_are_all_taken(opener: Opener) -> None:
     """Arrow keys send steps, which the server counts in order: two sent before the
     first answer move two plies on; a step past either end stays there."""

@@ -152,6 +152,19 @@ def test_bad_games_are_named_and_the_others_reviewed() -> None:
     assert [len(g["moves"]) for g in document["games"]] == [2, 2]
 
 
+def test_a_game_whose_fen_has_the_wrong_shape_is_named_and_the_others_reviewed() -> None:
+    """A FEN of three rows and no moves: nothing replays it, so the reader must check it
+    as it reads the game, not when the review sets it up."""
+    good = '[White "good"]\n\n1. P@d1 P@d2 *\n\n'
+    short_fen = ('[White "short"]\n[FEN "7/7/7[' + "P" * 21 + "p" * 21 + '] w - - 0 1"]\n'
+                 '[SetUp "1"]\n[Result "*"]\n\n*\n\n')
+    result = run("--json", "--movetime", "200", text=good + short_fen + good)
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: game 2 (line 5): game 'short' vs '?': FEN board '7/7/7': expected 6 rows, found 3"]
+    assert [g["number"] for g in json.loads(result.stdout)["games"]] == [1, 3]
+
+
 def test_a_game_of_a_variants_file_is_reviewed_with_that_file() -> None:
     """``match --variants`` writes the file's name in the Variant tag (cfour8x7 here):
     ``review`` reads it with the same file, and without it names what it lacks."""

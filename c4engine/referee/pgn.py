@@ -182,17 +182,25 @@ class _GameBuilder:
     ending: list[str] = field(default_factory=list)
 
     def add_move(self, token: str) -> None:
-        if self.pos is None:
-            fen, geometry = self.tags.get("FEN"), self.variant().geometry
-            self.pos = parse_fen(fen, geometry) if fen else Board(geometry=geometry)
+        pos = self.start() if self.pos is None else self.pos
         try:
-            col = parse_move(token, self.pos)
-            self.pos = self.pos.play(col)
+            col = parse_move(token, pos)
+            self.pos = pos.play(col)
         except RulesError as err:
-            raise ValueError(f"game '{self.tags.get('White', '?')}' vs "
-                             f"'{self.tags.get('Black', '?')}': move {len(self.moves) + 1} "
-                             f"'{token}': {err}") from None
+            raise ValueError(f"{self.named()}: move {len(self.moves) + 1} '{token}': {err}") from None
         self.moves.append(PgnMove(col))
+
+    def start(self) -> Board:
+        """The position the game starts from (its ``FEN`` tag, else the empty board);
+        ValueError naming the game for a FEN its board cannot have, moves or none."""
+        fen, geometry = self.tags.get("FEN"), self.variant().geometry
+        try:
+            return parse_fen(fen, geometry) if fen else Board(geometry=geometry)
+        except RulesError as err:
+            raise ValueError(f"{self.named()}: {err}") from None
+
+    def named(self) -> str:
+        return f"game '{self.tags.get('White', '?')}' vs '{self.tags.get('Black', '?')}'"
 
     def annotate(self, nag: str) -> None:
         """The last move's annotation, a suffix (``?!``) or a NAG number (``$6``);
@@ -215,10 +223,11 @@ class _GameBuilder:
         try:
             return self.variants.find(self.tags.get("Variant", "cfour"))
         except VariantError as err:
-            raise ValueError(f"game '{self.tags.get('White', '?')}' vs '{self.tags.get('Black', '?')}': "
-                             f"{err}") from None
+            raise ValueError(f"{self.named()}: {err}") from None
 
     def build(self, marker: str) -> PgnGame:
+        if self.pos is None:
+            self.start()
         t = self.tags
         return PgnGame(
             white=t.get("White", "?"), black=t.get("Black", "?"),
