@@ -195,6 +195,22 @@ def test_input_too_large_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 1 and "a review reads at most" in result.stderr
 
 
+def test_an_endless_input_is_read_to_the_limit_and_refused() -> None:
+    """``review /dev/zero`` reads one byte past the 64 MiB limit and refuses, under an
+    address-space cap of 1 GiB that reading all there is would break."""
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "c4engine", "review", "/dev/zero"], capture_output=True,
+                          text=True, timeout=120, preexec_fn=cap)
+    assert done.returncode == 1
+    assert done.stderr == "Error: the input has more than 64 MiB; a review reads at most 64 MiB (split it)\n"
+
+
 def test_a_capped_review_gives_bounds_never_a_guess() -> None:
     """At 2 ms a position, the 13th and 14th positions are not solved: their values
     are ranges that hold bitbully's exact scores, and their marks stay open."""

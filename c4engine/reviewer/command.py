@@ -14,7 +14,7 @@ from ..referee.cli import known_variants
 from ..referee.pgn import write_game
 from ..verdicts import GameReview
 from .driver import DEFAULT_MOVETIME_MS, Reviewer
-from .games import GameInput, InputProblem, read_input
+from .games import GameInput, InputProblem, read_input, read_limited
 from .report import annotated, json_document, progress_line, summary_table, totals
 
 
@@ -42,7 +42,7 @@ def review_command(file: IO[bytes], movetime_ms: int, engine: str | None, varian
     cannot be read is named and skipped; the exit status is then 1."""
     variants = known_variants(variants_path)
     try:
-        items = read_input(file.read(), variants)
+        items = read_input(read_limited(file), variants)
     except ValueError as err:
         raise click.ClickException(str(err)) from None
     games = [item for item in items if isinstance(item, GameInput)]

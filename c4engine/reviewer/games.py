@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from ..geometry import STANDARD, Geometry
 from ..inputs import decode_line
@@ -57,13 +57,20 @@ class InputProblem:
 Item = GameInput | InputProblem
 
 
+def read_limited(source: IO[bytes]) -> bytes:
+    """The bytes of ``source`` up to one past :data:`MAX_INPUT_BYTES`, enough for
+    :func:`read_input` to refuse what is too large: a stream that never ends
+    (``/dev/zero``) costs that much memory, not all there is."""
+    return source.read(MAX_INPUT_BYTES + 1)
+
+
 def read_input(data: bytes, variants: VariantSet | None = None) -> list[Item]:
     """Every game of ``data`` (PGN, or digit strings one game a line), or the problem
     that keeps it from review; ValueError for input too large to read at all.
     ``variants``: the names a PGN's ``Variant`` tag may use besides the built-in
     ones (a loaded variants file, as ``match --variants`` plays them)."""
     if len(data) > MAX_INPUT_BYTES:
-        raise ValueError(f"the input has {len(data) >> 20} MiB; a review reads at most "
+        raise ValueError(f"the input has more than {MAX_INPUT_BYTES >> 20} MiB; a review reads at most "
                          f"{MAX_INPUT_BYTES >> 20} MiB (split it)")
     lines = []
     for number, raw in enumerate(data.splitlines(), start=1):
