@@ -33,6 +33,7 @@ from c4engine.engine.info import (
     parse_number,
 )
 from c4engine.engine.simple import SimpleEngine
+from c4engine.geometry import Geometry
 from c4engine.protocol.go_params import GoParams
 from c4engine.protocol.lines import bounded_lines
 from c4engine.rules.board import RulesError
@@ -90,6 +91,31 @@ def test_parse_info_fields():
 def test_malformed_info_lines_are_refused(line):
     with pytest.raises(ValueError):
         parse_info(line)
+
+
+@pytest.mark.parametrize("board, possible, impossible", [
+    (parse_digits(""), [1, 21, -1, -21], [0, 22, -22, 99999, -99999]),
+    (parse_digits("4453"), [19, -19], [20, -20]),  # 38 cells left: 19 stones each
+    (parse_digits("44537"), [19, -18], [20, -19]),  # 37 left: the mover plays the last
+    (parse_digits("", Geometry(5, 4)), [10, -10], [11, -11, 21]),
+])
+def test_a_mate_no_game_from_the_position_can_have_is_refused(board, possible, impossible):
+    """A mate beyond the stones left on the board (or mate 0: no search starts from a
+    finished game) is refused like any malformed line, bound or not."""
+    for moves in possible:
+        assert parse_info(f"info depth 9 score mate {moves} pv 4", board)["score"] == Score("mate", moves)
+    for moves in impossible:
+        for bound in ("", " lowerbound", " upperbound"):
+            with pytest.raises(ValueError, match="impossible mate"):
+                parse_info(f"info depth 9 score mate {moves}{bound} pv 4", board)
+    lines = collect_lines([f"info depth 9 score mate {impossible[0]} pv 1", "info depth 8 score cp 3 pv 2"], board)
+    assert lines == (dict(depth=8, score=Score("cp", 3), pv=[2]),)
+
+
+def test_mate_0_is_refused_without_a_board():
+    with pytest.raises(ValueError, match="impossible mate"):
+        parse_info("info depth 9 score mate 0 pv 4")
+    assert parse_info("info depth 9 score mate 99999 pv 4")["score"] == Score("mate", 99999)
 
 
 def test_later_info_lines_update_only_what_they_carry():

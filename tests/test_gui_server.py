@@ -351,6 +351,19 @@ async def test_a_pgn_with_an_unreadable_game_lists_it_and_reviews_the_others(ope
 
 
 @with_pages
+async def test_a_review_takes_no_mate_the_game_cannot_have(opener: Opener) -> None:
+    """An engine that scores every column ``mate 99999``: the page's review leaves the
+    moves unproven rather than showing "+M99955"."""
+    page = await opener(misbehaving("mate", "99999"))
+    await page.ready()
+    await page.send(op="review", pgn="1. P@d1 P@d2 *")
+    review = (await page.until(lambda m: m["type"] == "review" and m["review"]["done"]))["review"]
+    assert [m["mark"] for m in review["moves"]] == [None, None]
+    assert [m["before"]["text"] for m in review["moves"]] == ["?", "?"]
+    assert "M99955" not in json.dumps(review)
+
+
+@with_pages
 async def test_steps_sent_faster_than_the_answers_are_all_taken(opener: Opener) -> None:
     """Arrow keys send steps, which the server counts in order: two sent before the
     first answer move two plies on; a step past either end stays there."""

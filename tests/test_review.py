@@ -211,6 +211,22 @@ def test_an_endless_input_is_read_to_the_limit_and_refused() -> None:
     assert done.stderr == "Error: the input has more than 64 MiB; a review reads at most 64 MiB (split it)\n"
 
 
+@pytest.mark.parametrize("mate", ["99999", "0", "-22"])
+def test_a_mate_no_game_can_have_is_unknown_not_exact(mate: str) -> None:
+    """An engine that answers ``score mate 99999`` (or ``mate 0``, or a loss after more
+    stones than the board holds) for every column: those lines are not taken, so
+    the review proves nothing rather than writing "+M99955" as exact."""
+    import sys
+    fake = f"{sys.executable} {Path(__file__).parent / 'engines' / 'misbehaving_engine.py'} mate {mate}"
+    result = run("--json", "--movetime", "200", "--engine", fake, text="44\n")
+    assert result.exit_code == 0, result.output
+    (game,) = json.loads(result.stdout)["games"]
+    for move in game["moves"]:
+        assert move["mark"] is None and not move["before"]["exact"] and not move["after"]["exact"]
+        assert move["before"]["text"] == "?"
+    assert "M99955" not in result.stdout and "-M0" not in result.stdout
+
+
 def test_a_capped_review_gives_bounds_never_a_guess() -> None:
     """At 2 ms a position, the 13th and 14th positions are not solved: their values
     are ranges that hold bitbully's exact scores, and their marks stay open."""

@@ -63,6 +63,7 @@ class EngineClient:
         self.options: dict[str, str] = {}
         self.drops = False
         self.variant = built_in(STANDARD)
+        self._searched: Board | None = None  # the position last sent, for reading its scores
         self.ready_timeout = READY_TIMEOUT
         self.stale_bestmoves = 0
         self.dropped_lines = 0
@@ -222,6 +223,7 @@ class EngineClient:
         (before anything is sent) when the moves or the FEN are not legal."""
         line, board = position_command(moves, start_fen, self.drops, self.variant.geometry)
         self.send(line)
+        self._searched = board
         return board
 
     def go(self, params: GoParams, timeout: float | None = None) -> SearchResult:
@@ -251,7 +253,7 @@ class EngineClient:
                 return SearchResult(move, tuple(lines[n] for n in sorted(lines)),
                                     arrived - sent)
             if words[0] == "info":
-                add_info(lines, line)
+                add_info(lines, line, self._searched)
         raise AssertionError("_read_until ends with the word it waits for")
 
     def stop(self) -> None:

@@ -72,10 +72,12 @@ def move_column(token: str) -> int:
     raise ValueError(f"'{token[:30]}' is not a move")
 
 
-def parse_info(line: str) -> InfoDict:
+def parse_info(line: str, board: Board | None = None) -> InfoDict:
     """The fields of one ``info`` line; ValueError when a number is malformed or out of
-    range, or a key lacks its value.  ``string`` takes the rest of the line; ``pv``
-    stops at the first token that is not a move."""
+    range, a key lacks its value, or the score is a mate no game can have: ``mate 0``
+    (no search starts from a finished game) or, given the searched ``board``, a mate
+    beyond the stones left to play (:func:`possible_mate`).  ``string`` takes the
+    rest of the line; ``pv`` stops at the first token that is not a move."""
     tokens = line.split()[1:]
     info: InfoDict = {}
     i = 0
@@ -88,7 +90,7 @@ def parse_info(line: str) -> InfoDict:
             info["pv"] = _pv_columns(tokens[i + 1:])
             break
         if key == "score":
-            i = _parse_score(tokens, i + 1, info, line)
+            i = _parse_score(tokens, i + 1, info, line, board)
             continue
         if i + 1 >= len(tokens) and key in (*_INT_KEYS, "time", "currmove"):
             raise ValueError(f"'{key}' without a value in {line[:80]!r}")
@@ -104,15 +106,28 @@ def parse_info(line: str) -> InfoDict:
     return info
 
 
-def _parse_score(tokens: list[str], i: int, info: InfoDict, line: str) -> int:
+def _parse_score(tokens: list[str], i: int, info: InfoDict, line: str, board: Board | None) -> int:
     """``score cp|mate N [lowerbound|upperbound]`` from ``tokens[i]``; the next index."""
     if i + 1 >= len(tokens) or tokens[i] not in ("cp", "mate"):
         raise ValueError(f"malformed score in {line[:80]!r}")
-    info["score"] = Score(tokens[i], parse_number(tokens[i + 1]))
+    score = Score(tokens[i], parse_number(tokens[i + 1]))
+    if score.kind == "mate" and not possible_mate(score.value, board):
+        raise ValueError(f"impossible mate in {line[:80]!r}")
+    info["score"] = score
     if i + 2 < len(tokens) and tokens[i + 2] in _BOUNDS:
         info[tokens[i + 2]] = True  # type: ignore[literal-required]
         return i + 3
     return i + 2
+
+
+def possible_mate(moves: int, board: Board | None) -> bool:
+    """Whether ``mate moves`` can be said of a position that is not over: the mover
+    wins with one of the stones it has left to play, or loses to one of the
+    opponent's (on ``board``; any nonzero mate when the position is not known)."""
+    if board is None:
+        return moves != 0
+    empty = board.geometry.cells - board.stones
+    return 1 <= moves <= (empty + 1) // 2 or 1 <= -moves <= empty // 2
 
 
 def _pv_columns(tokens: list[str]) -> list[int]:
@@ -153,12 +168,13 @@ def engine_move(token: str, board: Board, drops: bool) -> int:
     return col
 
 
-def add_info(lines: dict[int, InfoDict], line: str) -> None:
-    """Merge one ``info`` line into ``lines``, the MultiPV lines by number (a line
-    without a number is about ``multipv 1``).  A line with a malformed number is
-    ignored, and so is ``info string``: one garbled line does not void a move."""
+def add_info(lines: dict[int, InfoDict], line: str, board: Board | None = None) -> None:
+    """Merge one ``info`` line of a search of ``board`` into ``lines``, the MultiPV
+    lines by number (a line without a number is about ``multipv 1``).  A line
+    :func:`parse_info` refuses (a malformed number, an impossible mate) is ignored,
+    and so is ``info string``: one garbled line does not void a move."""
     try:
-        info = parse_info(line)
+        info = parse_info(line, board)
     except ValueError:
         return
     if "string" not in info:
@@ -166,10 +182,10 @@ def add_info(lines: dict[int, InfoDict], line: str) -> None:
         lines[number] = merge_info(lines.get(number, {}), info)
 
 
-def collect_lines(info_lines: Iterable[str]) -> tuple[InfoDict, ...]:
-    """Each MultiPV line's info, merged over the ``info`` lines that carry its
-    number (see :func:`add_info`), in MultiPV order."""
+def collect_lines(info_lines: Iterable[str], board: Board | None = None) -> tuple[InfoDict, ...]:
+    """Each MultiPV line's info of a search of ``board``, merged over the ``info``
+    lines that carry its number (see :func:`add_info`), in MultiPV order."""
     lines: dict[int, InfoDict] = {}
     for line in info_lines:
-        add_info(lines, line)
+        add_info(lines, line, board)
     return tuple(lines[n] for n in sorted(lines))

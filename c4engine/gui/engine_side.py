@@ -139,7 +139,7 @@ class EngineSide(SessionState):
         """An ``info`` line of the search in flight, read by the public client's parser
         and sent on with its fields (a malformed line is dropped)."""
         try:
-            info = parse_info(line)
+            info = parse_info(line, self.game.position)
         except ValueError:
             return
         if "score" not in info or not info.get("pv"):

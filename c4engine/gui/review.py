@@ -63,7 +63,7 @@ class PageReview:
 
     def add_line(self, line: str) -> None:
         """An ``info`` line of the search in flight."""
-        add_info(self.lines, line)
+        add_info(self.lines, line, self.judge.boards[self.next_search().played])
 
     def finish_search(self) -> None:
         """The search in flight has ended: hand its lines to the judge."""

@@ -29,7 +29,9 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
   without it;
 - ``multipv``: with ``MultiPV`` N, sends N lines per depth, interleaved, each
   with its own score and PV (``multipv k`` scores ``-10 * k``, its PV starts in
-  the k-th free column), then ``bestmove`` of line 1.
+  the k-th free column), then ``bestmove`` of line 1;
+- ``mate``: like ``multipv``, but every line scores ``mate ARG`` (a mate no game
+  may have, such as 99999 or 0).
 """
 
 from __future__ import annotations
@@ -161,6 +163,12 @@ class MisbehavingEngine(SimpleEngine):
                 self.reply(f"info depth {depth} multipv {k} score cp {-10 * k} "
                            f"nodes {depth * 10 + k} pv {first}")
         self.reply("info nodes 99 time 12")
+        self.reply(f"bestmove {self.notation(free[0])}")
+
+    def go_mate(self, _args: list[str]) -> None:
+        free = [col for col in range(WIDTH) if self.heights[col] < HEIGHT]
+        for k in range(1, min(self.multipv, len(free)) + 1):
+            self.reply(f"info depth 40 multipv {k} score mate {self.arg} nodes 5 pv {self.notation(free[k - 1])}")
         self.reply(f"bestmove {self.notation(free[0])}")
 
     def go_longline(self, args: list[str]) -> None:
