@@ -16,6 +16,7 @@ from engine_process import ended_within
 
 from c4engine import Position
 from c4engine.engine.client import EngineClient, EngineDied, EngineError, EngineTimeout
+from c4engine.engine.process import EngineEnded
 from c4engine.engine.limits import (
     READY_SECONDS_PER_GIB,
     SEARCH_GRACE,
@@ -374,23 +375,27 @@ def test_simple_engine_reports_a_crash_and_a_stall_within_the_limit():
         assert time.monotonic() - began < 3
 
 
-def test_simple_engine_ends_an_engine_still_deaf_after_a_timeout():
-    """It answers neither the search nor the isready after it: not a slow move
-    (EngineTimeout) but an engine gone (EngineDied), and its process ended, all
-    within the wait asked for (issue 19, item 6: the isready had 15 s more)."""
-    with SimpleEngine.popen(misbehaving("deaf")) as engine:
+@pytest.mark.parametrize("mode", ["deaf", "babble"])
+def test_simple_engine_ends_an_engine_still_deaf_after_a_timeout(mode):
+    """It answers neither the search nor the isready after it, silent or flooding its
+    output with info lines: not a slow move (EngineTimeout) nor a crash (EngineDied)
+    but an engine the client ended (EngineEnded), its process gone, all within the
+    wait asked for (issue 19, item 6: the isready had 15 s more)."""
+    with SimpleEngine.popen(misbehaving(mode)) as engine:
         began = time.monotonic()
-        with pytest.raises(EngineDied, match="the engine was ended"):
+        with pytest.raises(EngineEnded, match="no readyok within 0.5 s after stop .*the client ended the engine") \
+                as ended:
             engine.play(Position(), Limit(time=0.05), timeout=1.0)
         assert time.monotonic() - began < 1.0 + 0.5
         assert not engine.client.alive
+        assert not isinstance(ended.value, (EngineDied, EngineTimeout))
 
 
 def test_simple_engine_waits_its_time_limit_plus_the_grace_and_no_more():
     """Issue 19, item 6: Limit(time=0.5) against a deaf engine blocked 20.5 s."""
     with SimpleEngine.popen(misbehaving("deaf")) as engine:
         began = time.monotonic()
-        with pytest.raises(EngineDied):
+        with pytest.raises(EngineEnded):
             engine.play(Position(), Limit(time=0.5))
         assert time.monotonic() - began < 0.5 + SEARCH_GRACE + 0.5
 

@@ -45,6 +45,12 @@ nothing of:
   connection open or outlive it.  The engine's own exit is noticed even while a
   child keeps the pipe open.
 
+What went wrong is named by the exception, each an :class:`EngineError`:
+:class:`EngineDied` (the process exited or closed its output),
+:class:`EngineTimeout` (no answer in time; the engine still runs) and
+:class:`EngineEnded` (no answer even to ``stop`` and ``isready`` after a
+timeout, so the client ended it).
+
 Not thread-safe: one thread drives one engine.
 """
 
@@ -53,10 +59,10 @@ from __future__ import annotations
 from .client import EngineClient
 from .limits import Limit, SearchResult
 from .info import InfoDict, Score, collect_lines, merge_info, parse_info
-from .process import EngineDied, EngineError, EngineTimeout
+from .process import EngineDied, EngineEnded, EngineError, EngineTimeout
 from .simple import PlayResult, SimpleEngine
 
 __all__ = [
-    "EngineClient", "EngineDied", "EngineError", "EngineTimeout", "InfoDict", "Limit", "PlayResult", "Score",
+    "EngineClient", "EngineDied", "EngineEnded", "EngineError", "EngineTimeout", "InfoDict", "Limit", "PlayResult", "Score",
     "SearchResult", "SimpleEngine", "collect_lines", "merge_info", "parse_info",
 ]

@@ -28,6 +28,12 @@ class EngineDied(EngineError):
     """The engine's process ended or closed its output."""
 
 
+class EngineEnded(EngineError):
+    """The client ended the engine: it did not answer in time, and not even the
+    ``stop`` and ``isready`` after it (deaf, or flooding its output).  Not a
+    crash: the engine was alive; start it again to go on."""
+
+
 @dataclass(frozen=True)
 class _OutputEnd:
     """The end of an engine's output; ``failure`` says why it could not be read on,

@@ -18,6 +18,7 @@ from .limits import (
     hash_ready_seconds,
 )
 from .info import InfoDict, engine_move
+from .process import EngineEnded
 
 
 class PositionLike(Protocol):
@@ -48,7 +49,7 @@ class SimpleEngine:
     included: a crashed engine raises EngineDied at once, a silent one
     EngineTimeout, never a hang.  After an EngineTimeout the search has been
     stopped and the engine may be used again; one that does not answer the stop
-    either has been ended (EngineDied)."""
+    either has been ended by the client (EngineEnded)."""
 
     def __init__(self, client: EngineClient) -> None:
         self.client = client
@@ -157,15 +158,19 @@ class SimpleEngine:
     def _recover(self, deadline: float) -> None:
         """After a search given up on: stop it and wait, until ``deadline``, for the
         engine to be ready, so that it can be used again.  An engine that does not
-        answer that either is ended, and EngineDied raised: a caller must not take
-        it for a slow move."""
+        answer that either is ended, and EngineEnded raised (EngineDied if it died
+        meanwhile): a caller must not take it for a slow move."""
+        wait = max(0.0, deadline - time.monotonic())
         try:
             self.client.stop()
-            self.client.is_ready(max(0.0, deadline - time.monotonic()))
-        except EngineError as err:
+            self.client.is_ready(wait)
+        except EngineDied as err:
             self.client.kill()
-            raise EngineDied(f"{err} (after a search was stopped; the engine was ended)") \
-                from None
+            raise EngineDied(f"{err} (after a search was stopped)") from None
+        except EngineTimeout:
+            self.client.kill()
+            raise EngineEnded(f"{self.client.name}: no readyok within {wait:.3g} s after stop "
+                              f"(a search given up on); the client ended the engine") from None
 
 
 def _option_text(value: object) -> str:

@@ -30,6 +30,7 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
 - ``multipv``: with ``MultiPV`` N, sends N lines per depth, interleaved, each
   with its own score and PV (``multipv k`` scores ``-10 * k``, its PV starts in
   the k-th free column), then ``bestmove`` of line 1;
+- ``babble``: on ``go``, writes ``info`` lines without end and reads nothing more;
 - ``mate``: like ``multipv``, but every line scores ``mate ARG`` (a mate no game
   may have, such as 99999 or 0).
 """
@@ -164,6 +165,11 @@ class MisbehavingEngine(SimpleEngine):
                            f"nodes {depth * 10 + k} pv {first}")
         self.reply("info nodes 99 time 12")
         self.reply(f"bestmove {self.notation(free[0])}")
+
+    def go_babble(self, _args: list[str]) -> None:
+        line = "info depth 1 score cp 0 nodes 1 pv " + self.notation(self.choose()) + "\n"
+        while True:
+            sys.stdout.write(line * 1000)
 
     def go_mate(self, _args: list[str]) -> None:
         free = [col for col in range(WIDTH) if self.heights[col] < HEIGHT]
