@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from c4engine.geometry import Geometry
 from c4engine.referee.pgn import read_games
 
@@ -17,8 +19,8 @@ SHARED_FILE = str(ROOT / "tests" / "data" / "variants.ini")
 ENGINE = f"{sys.executable} -m c4engine"
 
 
-def run_match(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run_match(*args: str, timeout: float = 300, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **env_vars)
     return subprocess.run([sys.executable, "-m", "c4engine", "match", "--engine", ENGINE,
                            "--engine", ENGINE, *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=ROOT)
@@ -58,3 +60,36 @@ def test_match_with_board_alone(tmp_path: Path) -> None:
         final = game.final_position()
         assert final.geometry == Geometry(8, 7)
         assert final.is_over() or game.termination != "normal"
+
+
+def test_the_first_match_on_a_new_board_prepares_it_once(tmp_path: Path) -> None:
+    """Issue 27, item 5: on an empty kernel cache every engine compiled the board's
+    kernel at once, and none answered readyok in time.  The referee now starts one
+    c4engine first, waits for it to compile (saying so), and the others load the
+    kernel from the cache: well within a --handshake-timeout of 10 s that the
+    compile alone exceeds (15-25 s of CPU)."""
+    done = run_match("--depth", "2", "--games", "2", "--concurrency", "2", "--board", "4x5",
+                     "--handshake-timeout", "10", C4ENGINE_KERNEL_CACHE=str(tmp_path / "kernels"))
+    assert done.returncode == 0, done.stderr
+    assert "waiting for" in done.stderr and "to prepare the 4x5 board" in done.stderr
+    assert "2 of 2 games finished" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_first_match_on_8x7_with_every_cache_empty_plays(tmp_path: Path) -> None:
+    """The issue's own case: 8x7 with both the kernel copies and numba's cache empty
+    (the 7x6 kernel compiles too), the default --handshake-timeout, four engines."""
+    done = run_match("--depth", "2", "--games", "2", "--concurrency", "2", "--board", "8x7", timeout=900,
+                     C4ENGINE_KERNEL_CACHE=str(tmp_path / "kernels"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 games finished" in done.stdout
+
+
+def test_a_first_readyok_too_late_names_the_handshake_timeout() -> None:
+    slow = f"{sys.executable} {ROOT / 'tests' / 'engines' / 'misbehaving_engine.py'} slowready 3"
+    done = subprocess.run([sys.executable, "-m", "c4engine", "match", "--engine", slow, "--engine", slow,
+                           "--depth", "1", "--games", "2", "--handshake-timeout", "0.5"],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 1
+    assert "no readyok within 0.5 s: the engine may still be compiling" in done.stderr
+    assert "give it longer with --handshake-timeout" in done.stderr

@@ -279,7 +279,9 @@ def match_command(ctx: click.Context, /, tc: str | None, movetime: int | None, d
     - engine text is made safe for the PGN (braces become parentheses);
     - each engine runs in its own process group, ended with it;
     - uciok and the first readyok after a start are awaited --handshake-timeout
-      each (an engine may compile or load its data first); every later readyok
+      each (an engine may compile or load its data first), but the first c4engine
+      started, alone, up to 600 s: on a new board it compiles its kernel, which the
+      engines started after it then load; every later readyok
       15 s; a readyok 8 s more per GiB of a Hash option (an engine that
       allocates or clears a large table at once is slow);
     - an engine line over 64 KiB is dropped unread and counted in the summary.

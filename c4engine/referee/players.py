@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 
 from ..engine.client import EngineClient
-from ..engine.process import EngineError
+from ..engine.process import EngineError, EngineTimeout
 from ..protocol.go_params import GoParams
 from .config import EngineSpec, MatchConfig, TimeControl
+
+PREPARE_TIMEOUT = 600.0  # c4engine's first readyok on a new board: it compiles its kernels first
+PREPARE_NOTICE_AFTER = 5.0  # seconds of waiting for that readyok before saying why
 
 
 class Player:
@@ -21,12 +25,42 @@ class Player:
         self.config = config
         self.client = EngineClient(spec.command, name=spec.name or spec.command, log=log)
 
-    def start(self) -> None:
+    def start(self, preparing: Callable[[str], None] | None = None) -> None:
         """Start, handshake, choose the variant and set the options
-        (:meth:`EngineClient.setup`)."""
-        self.client.start(self.config.handshake_timeout)
-        self.client.setup(self.spec.options, startup_timeout=self.config.handshake_timeout,
-                          variant=self.config.variant, variants_path=self.config.variants_path)
+        (:meth:`EngineClient.setup`).
+
+        ``preparing``: this start is the first of its command, alone, and prepares
+        the board for the engines started after it.  c4engine (by its ``id name``)
+        compiles its search kernel for a board on its first use there, once per
+        installation, before its first ``readyok``: minutes when every engine of a
+        match does it at once on a busy machine.  So this one gets
+        :data:`PREPARE_TIMEOUT` for that ``readyok``, ``preparing`` hears why
+        after :data:`PREPARE_NOTICE_AFTER` s, and the others load the kernel from
+        the cache.  A timeout's message says the engine may be compiling and names
+        ``--handshake-timeout``."""
+        try:
+            self.client.start(self.config.handshake_timeout)
+            startup = self.config.handshake_timeout
+            notice = None
+            if preparing is not None and is_c4engine(self.client.id_name):
+                startup = max(startup, PREPARE_TIMEOUT)
+                notice = threading.Timer(PREPARE_NOTICE_AFTER, preparing, [self._preparing_line()])
+                notice.daemon = True
+                notice.start()
+            try:
+                self.client.setup(self.spec.options, startup_timeout=startup,
+                                  variant=self.config.variant, variants_path=self.config.variants_path)
+            finally:
+                if notice is not None:
+                    notice.cancel()
+        except EngineTimeout as err:
+            raise EngineTimeout(f"{err}: the engine may still be compiling or loading its data for the "
+                                f"{self.config.variant.geometry} board (c4engine compiles its kernel on a "
+                                f"board's first use); give it longer with --handshake-timeout") from None
+
+    def _preparing_line(self) -> str:
+        return (f"waiting for {self.client.name} to prepare the {self.config.variant.geometry} board: a first "
+                f"start there compiles its search kernel, once (up to {PREPARE_TIMEOUT:.0f} s)")
 
     def prepare(self) -> None:
         """Ready for a new game.  A live engine gets ``stop`` first: a search given up
@@ -48,6 +82,11 @@ class Player:
 
     def close(self) -> None:
         self.client.quit()
+
+
+def is_c4engine(id_name: str | None) -> bool:
+    """Whether an engine's ``id name`` is c4engine's."""
+    return bool(id_name) and id_name.split()[0] == "c4engine"
 
 
 class Clocks:

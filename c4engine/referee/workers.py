@@ -32,21 +32,43 @@ class MatchReport:
     scheduled: int
 
 
-def start_players(config: MatchConfig,
-                  log: Callable[[str], None] | None) -> list[tuple[Player, Player]]:
-    """Start a pair of engines per concurrent game, all at once (a Python engine may
-    take seconds to load); if any fails, end the others and raise its EngineError."""
+def start_players(config: MatchConfig, log: Callable[[str], None] | None,
+                  progress: Callable[[str], None] | None = None) -> list[tuple[Player, Player]]:
+    """Start a pair of engines per concurrent game: first one engine of each command,
+    alone, which prepares the board for the others (:meth:`Player.start`; ``progress``
+    hears of a long wait), then all the others at once (a Python engine may take
+    seconds to load).  If any fails, end the others and raise its EngineError."""
     pairs = [(Player(config.engines[0], config, log), Player(config.engines[1], config, log))
              for _ in range(min(config.concurrency, config.games))]
     everyone = [p for pair in pairs for p in pair]
-    with ThreadPoolExecutor(max_workers=len(everyone)) as pool:
-        errors = [f.exception() for f in [pool.submit(p.start) for p in everyone]]
-    failure = next((e for e in errors if e is not None), None)
-    if failure is not None:
+    first_of_command: dict[str, Player] = {}
+    for player in everyone:
+        first_of_command.setdefault(player.spec.command, player)
+    firsts = list(first_of_command.values())
+    try:
+        for player in firsts:
+            player.start(progress or _quiet)
+        _start_at_once([p for p in everyone if p not in firsts])
+    except BaseException:
         for player in everyone:
             player.client.kill()
-        raise failure
+        raise
     return pairs
+
+
+def _quiet(_line: str) -> None:
+    """Where a start's progress goes when nobody listens."""
+
+
+def _start_at_once(players: Sequence[Player]) -> None:
+    """Start ``players`` together; the first failure is raised once all have tried."""
+    if not players:
+        return
+    with ThreadPoolExecutor(max_workers=len(players)) as pool:
+        errors = [f.exception() for f in [pool.submit(p.start) for p in players]]
+    failure = next((e for e in errors if e is not None), None)
+    if failure is not None:
+        raise failure
 
 
 def display_names(config: MatchConfig, id_names: Sequence[str | None]) -> tuple[str, str]:
@@ -74,7 +96,7 @@ def run_match(config: MatchConfig, progress: Callable[[str], None],
               log: Callable[[str], None] | None = None) -> MatchReport:
     """Play the match; ``progress`` gets a line per finished game.  Raises EngineError
     before any game when an engine cannot be started."""
-    pairs = start_players(config, log)
+    pairs = start_players(config, log, progress)
     names = player_names(config, [player.client.id_name for player in pairs[0]],
                          [player.client.options for player in pairs[0]], progress)
     for pair in pairs:
