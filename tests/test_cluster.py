@@ -161,6 +161,47 @@ def test_a_timeout_raised_by_a_call_is_its_failure_not_an_empty_wait():
         next(results)
 
 
+class _RayWithALostNode:
+    """Ray just after a machine of 8 CPUs was lost: ``ray.nodes()`` says it is dead,
+    ``cluster_resources()`` still counts its CPUs until the health checks end."""
+
+    def nodes(self) -> list[dict[str, object]]:
+        return [{"Alive": True, "Resources": {"CPU": 2.0}}, {"Alive": False, "Resources": {"CPU": 8.0}},
+                {"Alive": True, "Resources": {"memory": 1.0}}]
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 10.0}
+
+
+def test_groups_are_sized_by_the_live_nodes_cpus(monkeypatch):
+    """Four match actors on the one live machine's 2 CPUs get half a CPU each (all
+    can be placed), not a CPU each for the 10 CPUs a lost machine still counts for;
+    a strength run makes an engine per live CPU, 2, not 10."""
+    ray = _RayWithALostNode()
+    assert cluster.live_cpus(ray) == [2, 0]
+    assert cluster.default_concurrency(ray) == 1
+    assert cluster._cpus_per_actor(ray, 4) == 0.5
+    made: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    class CountingGroup:
+        def __init__(self, _ray, _host, _args, count, _kind):
+            made.append(count)
+            raise Stop
+
+    @contextmanager
+    def fake_connected(_address, forward_output=False):
+        yield ray
+
+    monkeypatch.setattr(cluster, "connected", fake_connected)
+    monkeypatch.setattr(cluster, "ActorGroup", CountingGroup)
+    with pytest.raises(Stop):
+        cluster.run_cluster_strength("auto", SIMPLE, (), [object()] * 20, 10)
+    assert made == [2]
+
+
 def test_an_address_where_nothing_listens_fails_at_once():
     port = free_port()  # closed again: nothing listens there
     started = time.monotonic()

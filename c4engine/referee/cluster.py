@@ -140,17 +140,23 @@ def _unreachable(address: str, err: Exception) -> click.ClickException:
     return click.ClickException(f"cannot reach the Ray cluster at {address}: {err}")
 
 
+def live_cpus(ray: ModuleType) -> list[int]:
+    """The CPUs of each node that is alive.  Not ``ray.cluster_resources()``: it
+    counts a machine just lost until Ray's health checks declare it dead (15-30 s),
+    and actors sized for it could not all be placed."""
+    return [int(node["Resources"].get("CPU", 0)) for node in ray.nodes() if node["Alive"]]
+
+
 def default_concurrency(ray: ModuleType) -> int:
     """One game per two CPUs of each live node (a game runs two engines)."""
-    cpus = [node["Resources"].get("CPU", 0) for node in ray.nodes() if node["Alive"]]
-    return max(1, sum(int(c) // 2 for c in cpus))
+    return max(1, sum(cpus // 2 for cpus in live_cpus(ray)))
 
 
 def _cpus_per_actor(ray: ModuleType, count: int) -> float:
     """A CPU per actor (a game's engines think in turn), a fraction when more actors
-    are asked for than the cluster has CPUs: 1/k of a CPU fits k actors on every
-    CPU of every node, so all of them can be placed."""
-    total = int(ray.cluster_resources().get("CPU", 0))
+    are asked for than the live nodes have CPUs: 1/k of a CPU fits k actors on
+    every CPU of every live node, so all of them can be placed."""
+    total = sum(live_cpus(ray))
     return 1.0 / math.ceil(count / total) if total else 0.0
 
 
@@ -294,7 +300,7 @@ class ActorGroup:
 
     def _not_ready(self) -> str:
         free = self.ray.available_resources().get("CPU", 0)
-        total = self.ray.cluster_resources().get("CPU", 0)
+        total = sum(live_cpus(self.ray))
         return (f"none of the {len(self.actors)} Ray actors running after {READY_SECONDS:g} s; "
                 f"the cluster has {free:g} of {total:g} CPUs free, and each actor needs {self.cpus:g}")
 
@@ -430,7 +436,7 @@ def run_cluster_strength(address: str, command: str, options: Sequence[tuple[str
     if not positions:
         return []
     with connected(address) as ray:
-        count = min(len(positions), max(1, int(ray.cluster_resources().get("CPU", 1))))
+        count = min(len(positions), max(1, sum(live_cpus(ray))))
         group = ActorGroup(ray, StrengthHost, (command, tuple(options)), count, "strength")
         finished = False
         verdicts: dict[int, Verdict] = {}
