@@ -148,6 +148,70 @@ def test_a_request_for_another_host_name_is_refused() -> None:
 
 # ------------------------------------------------------------------ requests
 
+SIMPLE_ARGV = [sys.executable, str(TESTS / "engines" / "simple_engine.py")]
+
+
+async def round_trip(page: Page, client: TestClient) -> float:
+    """Seconds for another page's request and the page's HTTP GET to be answered."""
+    began = time.monotonic()
+    await page.send(op="no such request")
+    assert "unknown request" in await page.error()
+    assert (await client.get("/")).status == 200
+    return time.monotonic() - began
+
+
+def test_a_huge_review_request_is_capped_and_other_pages_are_served_meanwhile() -> None:
+    """Issue 27, item 6: 500,000 one-move games in one 1 MB message were read on the
+    event loop (every other page waited 34 s) and answered with a 35 MB list.  Now
+    the PGN is read off the loop, the other page and the HTTP server answer within
+    a second throughout, and the request is refused past 1,000 games."""
+    from c4engine.gui.requests import MAX_PGN, MAX_REVIEW_GAMES
+
+    async def body() -> None:
+        async with TestClient(TestServer(create_app(SIMPLE_ARGV))) as client:
+            own = {"Origin": f"http://{client.host}:{client.port}"}
+            big = Page(await client.ws_connect("/ws", headers=own))
+            other = Page(await client.ws_connect("/ws", headers=own))
+            await big.ready()
+            await other.ready()
+            games = "4\n" * (MAX_PGN // 2)
+            await big.send(op="review", pgn=games)
+            answer = asyncio.ensure_future(big.until(lambda m: m["type"] in ("error", "review_games")))
+            waits = []
+            while not answer.done():
+                waits.append(await asyncio.wait_for(round_trip(other, client), 5))
+            message = answer.result()
+            assert message["type"] == "error"
+            assert message["message"] == (f"the input has more than {MAX_REVIEW_GAMES} games; at most "
+                                          f"{MAX_REVIEW_GAMES} are reviewed at once (split it)")
+            assert waits and max(waits) < 1.0, waits
+    run(body())
+
+
+def test_the_list_of_games_to_pick_from_is_bounded() -> None:
+    """1,000 games (the most a PGN may hold) with 800-character names: each title is
+    cut to 300 characters, so the list is a few hundred KB, not the names' MB."""
+    from c4engine.gui.requests import MAX_REVIEW_GAMES
+
+    async def body() -> None:
+        async with TestClient(TestServer(create_app(SIMPLE_ARGV))) as client:
+            ws = await client.ws_connect("/ws", headers={"Origin": f"http://{client.host}:{client.port}"})
+            page = Page(ws)
+            await page.ready()
+            game = f'[White "{"w" * 800}"]\n\n1. P@d1 *\n\n'
+            await page.send(op="review", pgn=game * MAX_REVIEW_GAMES)
+            while True:
+                raw = await asyncio.wait_for(ws.receive(), WAIT)
+                message = json.loads(raw.data)
+                if message["type"] in ("review_games", "error"):
+                    break
+            assert message["type"] == "review_games", message
+            assert len(message["games"]) == MAX_REVIEW_GAMES
+            assert all(len(g["title"]) <= 300 for g in message["games"])
+            assert len(raw.data) < 400_000
+    run(body())
+
+
 @with_pages
 async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener: Opener) -> None:
     page = await opener()

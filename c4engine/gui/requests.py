@@ -17,6 +17,7 @@ LEVELS = range(0, 21)
 MOVETIMES = range(100, 60_001)  # ms
 MAX_TEXT = 300
 MAX_PGN = 1 << 20  # characters of PGN a page may send for review
+MAX_REVIEW_GAMES = 1000  # games in that PGN: the list to pick from stays a few hundred KB
 NOT_A_REQUEST = "a request must be a JSON object with an 'op'"
 
 
@@ -29,13 +30,16 @@ class Quiet(RequestError):
 
 
 def read_pgn(text: object) -> list[GameInput | InputProblem]:
-    """The games of a PGN the page sent; RequestError when there is none to review."""
+    """The games of a PGN the page sent; RequestError when there is none to review,
+    or more than :data:`MAX_REVIEW_GAMES` (refused before the rest are read).  It
+    takes seconds for a PGN at :data:`MAX_PGN`: the server calls it off its event
+    loop."""
     if not isinstance(text, str) or not text.strip():
         raise RequestError("paste or load a PGN (or digits, one game a line) first")
     if len(text) > MAX_PGN:
         raise RequestError(f"that PGN has {len(text)} characters; the board reviews at most {MAX_PGN}")
     try:
-        items = read_input(text.encode("utf-8", "replace"))
+        items = read_input(text.encode("utf-8", "replace"), max_games=MAX_REVIEW_GAMES)
     except ValueError as err:
         raise RequestError(str(err)) from None
     if not items:
@@ -44,12 +48,13 @@ def read_pgn(text: object) -> list[GameInput | InputProblem]:
 
 
 def game_entry(item: GameInput | InputProblem) -> dict[str, Any]:
-    """A game in the page's list to pick from (a game that cannot be read says why)."""
+    """A game in the page's list to pick from (a game that cannot be read says why),
+    its title cut to :data:`MAX_TEXT` characters."""
     if isinstance(item, InputProblem):
-        return {"number": item.number, "title": str(item), "ok": False}
+        return {"number": item.number, "title": str(item)[:MAX_TEXT], "ok": False}
     game = item.game
     return {"number": item.number, "ok": True,
-            "title": f"{item.number}. {game.white} - {game.black} {game.result} ({len(game.moves)} moves)"}
+            "title": f"{item.number}. {game.white} - {game.black} {game.result} ({len(game.moves)} moves)"[:MAX_TEXT]}
 
 
 def read_request(request: str | bytes) -> dict[str, Any]:

@@ -3,6 +3,7 @@ PGN), stepping through it, and the game as PGN."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..referee.pgn import write_game
@@ -25,7 +26,7 @@ class ReviewRequests(EngineSide):
         if message.get("played"):
             item = self.played_game()
         else:
-            items = read_pgn(message.get("pgn"))
+            items = await asyncio.to_thread(read_pgn, message.get("pgn"))  # seconds for a large PGN
             number = message.get("game")
             if number is None and len(items) > 1:
                 await self.send({"type": "review_games", "games": [game_entry(i) for i in items]})

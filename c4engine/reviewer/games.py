@@ -64,9 +64,10 @@ def read_limited(source: IO[bytes]) -> bytes:
     return source.read(MAX_INPUT_BYTES + 1)
 
 
-def read_input(data: bytes, variants: VariantSet | None = None) -> list[Item]:
+def read_input(data: bytes, variants: VariantSet | None = None, max_games: int | None = None) -> list[Item]:
     """Every game of ``data`` (PGN, or digit strings one game a line), or the problem
-    that keeps it from review; ValueError for input too large to read at all.
+    that keeps it from review; ValueError for input too large to read at all, or
+    of more than ``max_games`` games (found before the games after them are read).
     ``variants``: the names a PGN's ``Variant`` tag may use besides the built-in
     ones (a loaded variants file, as ``match --variants`` plays them)."""
     if len(data) > MAX_INPUT_BYTES:
@@ -79,8 +80,8 @@ def read_input(data: bytes, variants: VariantSet | None = None) -> list[Item]:
         except ValueError as err:
             lines.append(Line(number, "", f"line {number}: {err}", raw.lstrip().startswith(b"[")))
     if any(_PGN_MARKERS.search(line.text) for line in lines):
-        return _numbered(_pgn_chunks(lines), partial(_pgn_games, variants=variants or VariantSet()))
-    return _numbered([[line] for line in lines if line.text.strip() or line.problem], _digit_game)
+        return _numbered(_pgn_chunks(lines), partial(_pgn_games, variants=variants or VariantSet()), max_games)
+    return _numbered([[line] for line in lines if line.text.strip() or line.problem], _digit_game, max_games)
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,15 @@ def _pgn_chunks(lines: list[Line]) -> list[list[Line]]:
     return chunks
 
 
-def _numbered(chunks: list[list[Line]], read_chunk: Callable[[int, list[Line]], Iterator[Item]]) -> list[Item]:
+def _numbered(chunks: list[list[Line]], read_chunk: Callable[[int, list[Line]], Iterator[Item]],
+              max_games: int | None) -> list[Item]:
     items: list[Item] = []
     for chunk in chunks:
         for item in read_chunk(len(items) + 1, chunk):
             items.append(item)
+        if max_games is not None and len(items) > max_games:
+            raise ValueError(f"the input has more than {max_games} games; at most {max_games} are "
+                             f"reviewed at once (split it)")
     return items
 
 
