@@ -35,9 +35,9 @@ from .position import IllegalMoveError, Position, board_shape
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .kernel.built_book import BuiltBook
     from .rules.board import Board
     from .search.searcher import Searcher
-    from .kernel.built_book import BuiltBook
     from .verdicts import GameReview
 
 _lock = threading.Lock()

@@ -63,6 +63,6 @@ from .process import EngineDied, EngineEnded, EngineError, EngineTimeout
 from .simple import PlayResult, SimpleEngine
 
 __all__ = [
-    "EngineClient", "EngineDied", "EngineEnded", "EngineError", "EngineTimeout", "InfoDict", "Limit", "PlayResult", "Score",
-    "SearchResult", "SimpleEngine", "collect_lines", "merge_info", "parse_info",
+    "EngineClient", "EngineDied", "EngineEnded", "EngineError", "EngineTimeout", "InfoDict", "Limit", "PlayResult",
+    "Score", "SearchResult", "SimpleEngine", "collect_lines", "merge_info", "parse_info",
 ]

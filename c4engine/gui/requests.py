@@ -51,10 +51,11 @@ def game_entry(item: GameInput | InputProblem) -> dict[str, Any]:
     """A game in the page's list to pick from (a game that cannot be read says why),
     its title cut to :data:`MAX_TEXT` characters."""
     if isinstance(item, InputProblem):
-        return {"number": item.number, "title": str(item)[:MAX_TEXT], "ok": False}
-    game = item.game
-    return {"number": item.number, "ok": True,
-            "title": f"{item.number}. {game.white} - {game.black} {game.result} ({len(game.moves)} moves)"[:MAX_TEXT]}
+        title, ok = str(item), False
+    else:
+        game = item.game
+        title, ok = f"{item.number}. {game.white} - {game.black} {game.result} ({len(game.moves)} moves)", True
+    return {"number": item.number, "title": title[:MAX_TEXT], "ok": ok}
 
 
 def read_request(request: str | bytes) -> dict[str, Any]:

@@ -86,7 +86,7 @@ class Player:
 
 def is_c4engine(id_name: str | None) -> bool:
     """Whether an engine's ``id name`` is c4engine's."""
-    return bool(id_name) and id_name.split()[0] == "c4engine"
+    return id_name is not None and id_name.split()[:1] == ["c4engine"]
 
 
 class Clocks:
