@@ -163,8 +163,9 @@ async def round_trip(page: Page, client: TestClient) -> float:
 def test_a_huge_review_request_is_capped_and_other_pages_are_served_meanwhile() -> None:
     """Issue 27, item 6: 500,000 one-move games in one 1 MB message were read on the
     event loop (every other page waited 34 s) and answered with a 35 MB list.  Now
-    the PGN is read off the loop, the other page and the HTTP server answer within
-    a second throughout, and the request is refused past 1,000 games."""
+    the PGN is read off the loop: the other page and the HTTP server answer again
+    and again meanwhile, each time within 2.5 s on a loaded machine (18 ms on
+    average), and the request is refused past 1,000 games."""
     from c4engine.gui.requests import MAX_PGN, MAX_REVIEW_GAMES
 
     async def body() -> None:
@@ -184,7 +185,7 @@ def test_a_huge_review_request_is_capped_and_other_pages_are_served_meanwhile() 
             assert message["type"] == "error"
             assert message["message"] == (f"the input has more than {MAX_REVIEW_GAMES} games; at most "
                                           f"{MAX_REVIEW_GAMES} are reviewed at once (split it)")
-            assert waits and max(waits) < 1.0, waits
+            assert len(waits) >= 5 and max(waits) < 2.5, waits  # a blocked loop: one long wait
     run(body())
 
 
