@@ -33,7 +33,6 @@ RETRY_AFTER_S = 1
 MAX_LINE_BYTES = 1_310_720  # the request line: a 1 MB query string still gets a JSON 400
 MAX_FIELD_BYTES = 8190  # one header
 MAX_HEADERS = 64
-IDLE_TIMEOUT_S = 15.0  # a connection with no complete request for this long is closed
 JSON_TYPE = "application/json"
 dumps = partial(json.dumps, separators=(",", ":"))
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -54,8 +53,7 @@ class Service:
         """Books first, then the cache, then a solve (whose exact answers are cached)."""
         analysis = self.books.analyse(board) or self.cache.get(board)
         if analysis is None:
-            analysis, seconds = await self.pool.analyse(board, movetime_ms)
-            self.metrics.count_solve(seconds)
+            analysis, _seconds = await self.pool.analyse(board, movetime_ms)
             if analysis.is_exact:
                 self.cache.put(analysis)
         self.metrics.answers[analysis.source] += 1
@@ -155,10 +153,13 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
-def create_app(service: Service) -> web.Application:
+def create_app(service: Service, idle_timeout_s: float) -> web.Application:
+    """The application; a connection that has not completed a request within
+    ``idle_timeout_s`` of its start or its last answer is closed (idle and
+    slow-loris clients alike)."""
     app = web.Application(middlewares=[guard], client_max_size=1024, handler_args={
         "max_line_size": MAX_LINE_BYTES, "max_field_size": MAX_FIELD_BYTES, "max_headers": MAX_HEADERS,
-        "keepalive_timeout": IDLE_TIMEOUT_S})
+        "keepalive_timeout": idle_timeout_s})
     app[SERVICE] = service
     for path, handler in (("/solve", solve), ("/api/v1/position", position), ("/health", health),
                           ("/metrics", metrics)):

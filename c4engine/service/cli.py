@@ -68,14 +68,16 @@ def _parse_boards(ctx: click.Context, param: click.Parameter, value: str) -> tup
               help="Origins allowed to read answers from a web page: *, a comma-separated list, or '' for none.")
 @click.option("--book", "book_paths", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A book made by `c4engine book build` to answer from (repeatable; exact books only).")
+@click.option("--idle-timeout", type=click.FloatRange(0.1, 3600), default=15.0, show_default=True,
+              help="Seconds a connection may stay without a complete request (idle or slow clients).")
 def serve_command(host: str, port: int, geometry: Geometry, extra_boards: tuple[Geometry, ...], threads: int,
                   hash_mb: int, cache_path: Path | None, cache_mb: int, movetime: int, max_movetime: int,
-                  queue_size: int, cors: str, book_paths: tuple[Path, ...]) -> None:
+                  queue_size: int, cors: str, book_paths: tuple[Path, ...], idle_timeout: float) -> None:
     """Serve exact Connect-Four answers over HTTP: Pons' /solve, /api/v1/position,
     /health and /metrics (docs/service.md).  Binds to 127.0.0.1 unless --host says
     otherwise.  Ctrl-C or SIGTERM stops it."""
     try:
-        from .run import run_service
+        from .run import Settings, run_service
     except ImportError as err:
         raise click.ClickException(f"c4engine serve needs aiohttp ({err}): pip install 'c4engine[service]'") from None
     if movetime > max_movetime:
@@ -88,9 +90,10 @@ def serve_command(host: str, port: int, geometry: Geometry, extra_boards: tuple[
     origins = tuple(origin.strip() for origin in cors.split(",") if origin.strip())
     path = cache_path or default_cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    settings = Settings(host, port, limits, threads, hash_mb, path, cache_mb << 20, queue_size, origins,
+                        book_paths, idle_timeout)
     try:
-        asyncio.run(run_service(host, port, limits, threads, hash_mb, path, cache_mb << 20, queue_size, origins,
-                                book_paths, lambda line: click.echo(line, err=True)))
+        asyncio.run(run_service(settings, lambda line: click.echo(line, err=True)))
     except OSError as err:
         raise click.ClickException(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     sys.exit(0)

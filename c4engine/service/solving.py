@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -84,7 +84,7 @@ class SolvePool:
     """The worker threads, each holding a :class:`Solver` while it solves, and the
     jobs in flight: at most ``workers + queue_size`` distinct ones."""
 
-    def __init__(self, solvers: list[Solver], queue_size: int) -> None:
+    def __init__(self, solvers: list[Solver], queue_size: int, on_solved: Callable[[float], None]) -> None:
         self._free: queue.SimpleQueue[Solver] = queue.SimpleQueue()
         for solver in solvers:
             self._free.put(solver)
@@ -92,6 +92,7 @@ class SolvePool:
         self.capacity = self.workers + queue_size
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="c4engine-solve")
         self._jobs: dict[tuple[Geometry, int, int], _Job] = {}
+        self._on_solved = on_solved  # told each solve's seconds, once however many waited
 
     @property
     def in_flight(self) -> int:
@@ -137,8 +138,8 @@ class SolvePool:
                 timer.cancel()
             if self._jobs.get(key) is job:
                 del self._jobs[key]
-            if not _future.cancelled():
-                _future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            if not _future.cancelled() and _future.exception() is None:
+                self._on_solved(_future.result()[1])
         future.add_done_callback(forget)
         return job
 
