@@ -21,12 +21,12 @@ from urllib.parse import unquote_to_bytes
 from aiohttp import web
 from multidict import MultiDictProxy
 
-from ..rules.board import Board
 from .answer import Analysis, position_document
 from .books import Books
 from .cache import AnswerCache
 from .metrics import Metrics
-from .params import BadRequest, Limits, pons_query, position_query
+from .params import BadRequest, Limits, Query, pons_query, position_query
+from .recent import RecentAnswers
 from .solving import QueueFull, SolvePool
 
 RETRY_AFTER_S = 1
@@ -49,13 +49,21 @@ class Service:
     metrics: Metrics
     cors_origins: tuple[str, ...]
 
-    async def analyse(self, board: Board, movetime_ms: int) -> Analysis:
-        """Books first, then the cache, then a solve (whose exact answers are cached)."""
-        analysis = self.books.analyse(board) or self.cache.get(board)
+    recent: RecentAnswers
+
+    async def analyse(self, query: Query) -> Analysis:
+        """The answers of recent queries, then the books, the cache, a solve (whose
+        exact answers are cached)."""
+        analysis = self.recent.get(query.position_key)
         if analysis is None:
-            analysis, _seconds = await self.pool.analyse(board, movetime_ms)
+            board = query.board()
+            analysis = self.books.analyse(board) or self.cache.get(board)
+            if analysis is None:
+                analysis, _seconds = await self.pool.analyse(board, query.movetime_ms)
+                if analysis.is_exact:
+                    self.cache.put(analysis)
             if analysis.is_exact:
-                self.cache.put(analysis)
+                self.recent.put(query.position_key, analysis)
         self.metrics.answers[analysis.source] += 1
         return analysis
 
@@ -87,7 +95,7 @@ async def solve(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     query, size = query_of(request)
     checked = pons_query(query, size, service.limits)
-    analysis = await service.analyse(checked.board, checked.movetime_ms)
+    analysis = await service.analyse(checked)
     if not analysis.is_exact:
         return error_answer(503, f"not solved exactly within {checked.movetime_ms} ms; "
                                  "/api/v1/position gives the bounds found", {"Retry-After": str(RETRY_AFTER_S)})
@@ -100,7 +108,7 @@ async def position(request: web.Request) -> web.Response:
     began = time.perf_counter()
     query, size = query_of(request)
     checked = position_query(query, size, service.limits)
-    analysis = await service.analyse(checked.board, checked.movetime_ms)
+    analysis = await service.analyse(checked)
     return json_answer(position_document(analysis, (time.perf_counter() - began) * 1000))
 
 

@@ -34,8 +34,17 @@ class Books:
             return built.probe(board.current, board.mask)
         return None
 
+    def covers(self, board: Board) -> bool:
+        """Whether the books can score the positions after ``board``'s moves."""
+        after = board.stones + 1
+        built = self.built.get(board.geometry)
+        return ((board.geometry.is_standard and after == SCORE_STONES and self.opening.has_scores)
+                or (built is not None and after == built.header.plies))
+
     def analyse(self, board: Board) -> Analysis | None:
         """Every column of ``board`` from the rules and the books, or None."""
+        if not self.covers(board):
+            return None
         columns, children = first_look(board)
         for col, child in children.items():
             score = self.score(child)

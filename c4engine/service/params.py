@@ -43,10 +43,30 @@ class Limits:
 
 @dataclass(frozen=True)
 class Query:
-    """A checked request: the position (not over) and the search's time cap."""
+    """A checked request: the board, the position as given (``pos`` digits or a
+    ``fen``), and the search's time cap.  The position is read by :meth:`board`,
+    which costs more than every other check: a server that has seen the same
+    text before answers without reading it again."""
 
-    board: Board
+    geometry: Geometry
+    notation: str
+    text: str
     movetime_ms: int
+
+    @property
+    def position_key(self) -> tuple[Geometry, str, str]:
+        return self.geometry, self.notation, self.text
+
+    def board(self) -> Board:
+        """The position; BadRequest for an illegal one or a game that is over."""
+        try:
+            board = parse_fen(self.text, self.geometry) if self.notation == "fen" else \
+                _digits(self.text, self.geometry)
+        except RulesError as err:
+            raise BadRequest(f"{self.notation}: {err}") from None
+        if board.is_over():
+            raise BadRequest("the game is already over: no move to score")
+        return board
 
 
 def check_names(query: Mapping[str, str], allowed: Iterable[str], query_bytes: int) -> None:
@@ -78,22 +98,13 @@ def board_of(query: Mapping[str, str], limits: Limits) -> Geometry:
     return geometry
 
 
-def position_of(query: Mapping[str, str], geometry: Geometry) -> Board:
-    """``pos`` (column digits 1-9) or ``fen``, at most one; neither is the empty board.
-    A position whose game is over is refused: there is no move to score."""
+def position_of(query: Mapping[str, str]) -> tuple[str, str]:
+    """``pos`` (column digits 1-9) or ``fen``, at most one; neither is the empty board."""
     if "pos" in query and "fen" in query:
         raise BadRequest("give pos or fen, not both")
-    try:
-        if "fen" in query:
-            board = parse_fen(query["fen"], geometry)
-        else:
-            board = _digits(query.get("pos", ""), geometry)
-    except RulesError as err:
-        name = "fen" if "fen" in query else "pos"
-        raise BadRequest(f"{name}: {err}") from None
-    if board.is_over():
-        raise BadRequest("the game is already over: no move to score")
-    return board
+    if "fen" in query:
+        return "fen", query["fen"]
+    return "pos", query.get("pos", "")
 
 
 def _digits(text: str, geometry: Geometry) -> Board:
@@ -109,7 +120,7 @@ def movetime_of(query: Mapping[str, str], limits: Limits) -> int:
     text = query.get("movetime")
     if text is None:
         return limits.default_movetime_ms
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text[:12]) <= limits.max_movetime_ms:
+    if not text.isascii() or not text.isdigit() or len(text) > 9 or not 1 <= int(text) <= limits.max_movetime_ms:
         raise BadRequest(f"movetime {shown(text)}: expected milliseconds from 1 to {limits.max_movetime_ms}")
     return int(text)
 
@@ -117,8 +128,7 @@ def movetime_of(query: Mapping[str, str], limits: Limits) -> int:
 def position_query(query: Mapping[str, str], query_bytes: int, limits: Limits) -> Query:
     """``/api/v1/position``'s parameters: board, pos or fen, movetime."""
     check_names(query, ("board", "pos", "fen", "movetime"), query_bytes)
-    board = position_of(query, board_of(query, limits))
-    return Query(board, movetime_of(query, limits))
+    return Query(board_of(query, limits), *position_of(query), movetime_of(query, limits))
 
 
 def pons_query(query: Mapping[str, str], query_bytes: int, limits: Limits) -> Query:
@@ -127,4 +137,4 @@ def pons_query(query: Mapping[str, str], query_bytes: int, limits: Limits) -> Qu
     check_names(query, ("pos",), query_bytes)
     if "pos" not in query:
         raise BadRequest("missing parameter 'pos' (column digits; empty for the start position)")
-    return Query(position_of(query, limits.default_board), limits.max_movetime_ms)
+    return Query(limits.default_board, "pos", query["pos"], limits.max_movetime_ms)

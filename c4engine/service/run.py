@@ -20,9 +20,11 @@ from .books import Books
 from .cache import AnswerCache
 from .metrics import Metrics
 from .params import Limits
+from .recent import RecentAnswers
 from .solving import Solver, SolvePool
 
 BACKLOG = 1024
+RECENT_ANSWERS = 65_536  # a few hundred bytes each: some tens of MB at most
 
 
 class ClientErrorsInOneLine(logging.Filter):
@@ -70,7 +72,8 @@ def build_service(settings: Settings, tell: Callable[[str], None]) -> Service:
                        "cache_dropped_total": ("Answers not cached: the writer was behind.",
                                                lambda: cache.dropped)})
     pool = SolvePool(solvers, settings.queue_size, metrics.count_solve)
-    return Service(settings.limits, books, cache, pool, metrics, settings.cors_origins)
+    return Service(settings.limits, books, cache, pool, metrics, settings.cors_origins,
+                   RecentAnswers(RECENT_ANSWERS))
 
 
 async def run_service(settings: Settings, tell: Callable[[str], None]) -> None:
