@@ -386,3 +386,27 @@ def test_a_host_other_than_loopback_is_announced(monkeypatch: pytest.MonkeyPatch
     assert "listening on 0.0.0.0, reachable from other machines" in result.output
     result = CliRunner().invoke(cli, ["serve", "--cache", str(tmp_path / "c.sqlite")])
     assert result.exit_code == 0 and told[-1] == "127.0.0.1" and "reachable" not in result.output
+
+
+def test_remote_answers_as_the_in_process_api(server: ServiceProcess) -> None:
+    import c4engine
+    from c4engine import Position
+    far = c4engine.remote(server.url)
+    for moves in ("", "4453", "44444433333"):
+        position = Position.from_moves(moves)
+        assert far.analyse(position) == c4engine.analyse(position)
+        assert far.solve(position) == c4engine.solve(position)
+        assert far.solve(position, weak=True) == c4engine.solve(position, weak=True)
+    wide = Position.from_moves("4455661188", width=8, height=7)
+    scores = far.analyse(wide)
+    assert len(scores) == 8 and far.solve(wide) == max(s for s in scores.values() if s is not None)
+    from_fen = Position.from_fen(Position.from_moves("4453").fen())
+    assert far.analyse(from_fen) == c4engine.analyse(Position.from_moves("4453"))
+    with pytest.raises(c4engine.IllegalMoveError, match="already over"):
+        far.analyse(Position.from_moves("1212121"))
+    with pytest.raises(c4engine.RemoteError, match="not served here"):
+        far.analyse(Position(width=5, height=4))
+    with pytest.raises(c4engine.RemoteError, match="HTTP 404"):
+        c4engine.remote(server.url + "/nothing").analyse(Position())
+    with pytest.raises(ValueError, match="not an http"):
+        c4engine.remote("ftp://example.org")
