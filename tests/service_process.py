@@ -54,6 +54,13 @@ class ServiceProcess:
         except urllib.error.HTTPError as err:
             return err.code, dict(err.headers), _body(err.read(), err.headers)
 
+    def __enter__(self) -> ServiceProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.kill()
+
     def stop(self) -> int:
         """SIGTERM, and the exit status."""
         self.proc.send_signal(signal.SIGTERM)

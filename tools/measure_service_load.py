@@ -53,8 +53,8 @@ def random_positions(count: int, low: int, high: int, seed: int) -> list[str]:
             board = board.play(rng.choice(board.legal_moves()))
         if not board.is_over():
             seen["".join(str(col + 1) for col in board.history)] = None
-        if len(seen) % 10_000 == 0 and seen:
-            click.echo(f"\r{len(seen)} positions", nl=False, err=True)
+            if len(seen) % 1000 == 0:
+                click.echo(f"\r{len(seen)}/{count} positions", nl=False, err=True)
     click.echo("", err=True)
     return list(seen)
 
@@ -118,12 +118,13 @@ def cached(seconds: int, connections: int, threads: int) -> None:
 @click.option("--connections", default=16, show_default=True)
 @click.option("--threads", default=2, show_default=True)
 @click.option("--movetime", default=1000, show_default=True, help="The server's time cap, ms.")
-def uncached(seconds: int, connections: int, threads: int, movetime: int) -> None:
+@click.option("--positions", default=20_000, show_default=True, help="Distinct positions, more than wrk asks.")
+def uncached(seconds: int, connections: int, threads: int, movetime: int, positions: int) -> None:
     with tempfile.TemporaryDirectory() as name:
         workdir = Path(name)
         server = start(workdir, threads, "--movetime", str(movetime))
         try:
-            paths = [f"/api/v1/position?pos={moves}" for moves in random_positions(100_000, 8, 30, 2)]
+            paths = [f"/api/v1/position?pos={moves}" for moves in random_positions(positions, 8, 30, 2)]
             before = resident_mb(server.proc.pid)
             output = run_wrk(server.url, paths, seconds, connections, workdir)
             click.echo(summary(output))
