@@ -4,13 +4,15 @@ in time, and the figures issue 30 asks for.
     python tools/measure_service_load.py cached --seconds 30 --connections 64
     python tools/measure_service_load.py uncached --seconds 30 --connections 16
     python tools/measure_service_load.py fill --positions 100000 --cache-mb 2
+    python tools/measure_service_load.py exactness --positions 200 --stones 12-30
 
 ``cached``: 1,000 random 7x6 positions are asked once, then wrk asks them over and
 over; prints the rate, p50/p99 latency and errors.  ``uncached``: wrk asks distinct
 random 7x6 positions of 8-30 stones, never the same twice; prints the same, the
 deliberate 503s apart, and the server's resident memory before and after.
 ``fill``: that many distinct positions through a client of the standard library,
-then the cache file's size against its bound.  Each run starts its own server
+then the cache file's size against its bound.  ``exactness``: distinct positions
+one at a time, how many are exact within the cap.  Each run starts its own server
 (``--threads 2`` unless told) on 127.0.0.1 with a fresh cache file.
 """
 
@@ -135,6 +137,29 @@ def uncached(seconds: int, connections: int, threads: int, movetime: int, positi
                                                    "c4engine_solve_seconds_count", "c4engine_solve_seconds_sum"))))
         finally:
             server.stop()
+
+
+@main.command()
+@click.option("--positions", default=200, show_default=True)
+@click.option("--stones", default="12-30", show_default=True, help="Range of stones on the board.")
+@click.option("--movetime", default=1000, show_default=True, help="The server's time cap, ms.")
+def exactness(positions: int, stones: str, movetime: int) -> None:
+    """Distinct random 7x6 positions asked one at a time (no queue): how many are
+    exact, and the longest answer."""
+    low, high = (int(part) for part in stones.split("-"))
+    with tempfile.TemporaryDirectory() as name:
+        server = start(Path(name), 1, "--movetime", str(movetime))
+        try:
+            exact, longest = 0, (0.0, "")
+            for moves in random_positions(positions, low, high, 4):
+                began = time.perf_counter()
+                _status, _headers, body = server.get(f"/api/v1/position?pos={moves}")
+                longest = max(longest, (time.perf_counter() - began, moves))
+                exact += bool(body["exact"])
+        finally:
+            server.stop()
+    click.echo(f"{exact}/{positions} exact within {movetime} ms; longest answer {longest[0] * 1000:.0f} ms "
+               f"(pos={longest[1]})")
 
 
 @main.command()

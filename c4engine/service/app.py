@@ -64,7 +64,7 @@ class Service:
                     self.cache.put(analysis)
             if analysis.is_exact:
                 self.recent.put(query.position_key, analysis)
-        self.metrics.answers[analysis.source] += 1
+        self.metrics.count_answer(analysis.source, analysis.is_exact)
         return analysis
 
 

@@ -14,7 +14,7 @@ class Metrics:
 
     def __init__(self, gauges: dict[str, tuple[str, Callable[[], float]]]) -> None:
         self.requests: Counter[tuple[str, int]] = Counter()
-        self.answers: Counter[str] = Counter()
+        self.answers: Counter[tuple[str, bool]] = Counter()
         self.solve_buckets = [0] * len(SOLVE_BUCKETS)
         self.solve_count = 0
         self.solve_sum = 0.0
@@ -22,6 +22,9 @@ class Metrics:
 
     def count_request(self, route: str, status: int) -> None:
         self.requests[(route, status)] += 1
+
+    def count_answer(self, source: str, exact: bool) -> None:
+        self.answers[(source, exact)] += 1
 
     def count_solve(self, seconds: float) -> None:
         self.solve_count += 1
@@ -36,9 +39,10 @@ class Metrics:
         lines += [f'c4engine_requests_total{{route="{route}",status="{status}"}} {count}'
                   for (route, status), count in sorted(self.requests.items())]
         lines += ["# HELP c4engine_answers_total Positions answered, by where the answer came from "
-                  "(a cache hit is source=\"cache\").",
+                  "(a cache hit is source=\"cache\") and whether it was exact.",
                   "# TYPE c4engine_answers_total counter"]
-        lines += [f'c4engine_answers_total{{source="{source}"}} {count}' for source, count in sorted(self.answers.items())]
+        lines += [f'c4engine_answers_total{{source="{source}",exact="{str(exact).lower()}"}} {count}'
+                  for (source, exact), count in sorted(self.answers.items())]
         lines += ["# HELP c4engine_solve_seconds Time of each solve on a worker.",
                   "# TYPE c4engine_solve_seconds histogram"]
         lines += [f'c4engine_solve_seconds_bucket{{le="{bound}"}} {count}'
