@@ -3,6 +3,7 @@ HTTP client (the standard library's) to talk to it."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 import signal
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 ADDRESS = re.compile(r"c4engine serve on (http://127\.0\.0\.1:\d+)/")
-START_SECONDS = 180.0  # a first start may compile the kernel for each board
+START_SECONDS = 180.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h  # a first start may compile the kernel for each board
 
 
 class ServiceProcess:
@@ -25,7 +27,8 @@ class ServiceProcess:
 
     def __init__(self, cache: Path, *options: str) -> None:
         argv = [sys.executable, "-m", "c4engine", "serve", "--port", "0", "--cache", str(cache), *options]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_die_with_parent)
         self.log: list[str] = []
         self._ready = threading.Event()
         self.url = ""
@@ -69,6 +72,12 @@ class ServiceProcess:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(30)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGKILL when the process that started it ends (Linux), so that a
+    test or a measurement stopped half-way leaves no server behind."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _body(data: bytes, headers: Any) -> Any:

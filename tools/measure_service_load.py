@@ -46,19 +46,22 @@ end
 
 
 def random_positions(count: int, low: int, high: int, seed: int) -> list[str]:
-    """``count`` distinct positions (as digits) of random 7x6 games, not over."""
+    """``count`` distinct positions (as digits) of ``low`` to ``high`` stones, not over:
+    every such position along random 7x6 games, in a random order."""
     rng = random.Random(seed)
     seen: dict[str, None] = {}
     while len(seen) < count:
-        board, stones = Board(), rng.randint(low, high)
-        while board.stones < stones and not board.is_over():
+        board = Board()
+        while board.stones < high and not board.is_over():
             board = board.play(rng.choice(board.legal_moves()))
-        if not board.is_over():
-            seen["".join(str(col + 1) for col in board.history)] = None
-            if len(seen) % 1000 == 0:
-                click.echo(f"\r{len(seen)}/{count} positions", nl=False, err=True)
+            if low <= board.stones and not board.is_over() and len(seen) < count:
+                seen["".join(str(col + 1) for col in board.history)] = None
+                if len(seen) % 1000 == 0:
+                    click.echo(f"\r{len(seen)}/{count} positions", nl=False, err=True)
     click.echo("", err=True)
-    return list(seen)
+    positions = list(seen)
+    rng.shuffle(positions)
+    return positions
 
 
 def resident_mb(pid: int) -> float:

@@ -9,6 +9,7 @@ only when both ends meet, and nothing here ever writes a range as one score.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..geometry import Geometry
@@ -18,6 +19,7 @@ from ..rules.scores import mate_distance, to_internal
 from ..search.thread import settle_move
 
 FULL_COLUMN = 100  # Pons' /solve value for a column that cannot be played
+SCORES_TO_SHARE = 128  # every Pons score of a board of 64 cells fits within +-64
 
 
 def lowest_score(stones: int, cells: int) -> int:
@@ -39,7 +41,9 @@ class Bounds:
 
     @classmethod
     def exact(cls, score: int) -> Bounds:
-        return cls(score, score)
+        """The one exact Bounds of ``score`` (shared: the answers kept in memory hold
+        thousands of them)."""
+        return _exact(cls, score)
 
     @property
     def is_exact(self) -> bool:
@@ -109,6 +113,11 @@ class Analysis:
     def pons_scores(self) -> list[int]:
         """Pons' ``score`` array (exact only: the caller checks :attr:`is_exact`)."""
         return [FULL_COLUMN if bounds is None else bounds.low for bounds in self.columns]
+
+
+@functools.lru_cache(maxsize=SCORES_TO_SHARE)
+def _exact(cls: type[Bounds], score: int) -> Bounds:
+    return cls(score, score)
 
 
 def moves_text(board: Board) -> str | None:

@@ -40,7 +40,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @dataclass
 class Service:
-    """Everything a request needs: the limits, the books, the cache, the pool, the counters."""
+    """Everything a request needs: the limits, the books, the cache, the pool, the
+    counters, the origins allowed, and the recent answers."""
 
     limits: Limits
     books: Books
@@ -48,23 +49,27 @@ class Service:
     pool: SolvePool
     metrics: Metrics
     cors_origins: tuple[str, ...]
-
     recent: RecentAnswers
 
     async def analyse(self, query: Query) -> Analysis:
-        """The answers of recent queries, then the books, the cache, a solve (whose
-        exact answers are cached)."""
+        """The answer of the same query made recently, else :meth:`answer`; an exact
+        answer is kept for the next one."""
         analysis = self.recent.get(query.position_key)
         if analysis is None:
-            board = query.board()
-            analysis = self.books.analyse(board) or self.cache.get(board)
-            if analysis is None:
-                analysis, _seconds = await self.pool.analyse(board, query.movetime_ms)
-                if analysis.is_exact:
-                    self.cache.put(analysis)
+            analysis = await self.answer(query)
             if analysis.is_exact:
                 self.recent.put(query.position_key, analysis)
         self.metrics.count_answer(analysis.source, analysis.is_exact)
+        return analysis
+
+    async def answer(self, query: Query) -> Analysis:
+        """The books, then the cache, then a solve, whose exact answer is cached."""
+        board = query.board()
+        analysis = self.books.analyse(board) or self.cache.get(board)
+        if analysis is None:
+            analysis = await self.pool.analyse(board, query.movetime_ms)
+            if analysis.is_exact:
+                self.cache.put(analysis)
         return analysis
 
 

@@ -24,7 +24,7 @@ from .recent import RecentAnswers
 from .solving import Solver, SolvePool
 
 BACKLOG = 1024
-RECENT_ANSWERS = 65_536  # a few hundred bytes each: some tens of MB at most
+RECENT_ANSWERS = 32_768  # about 700 bytes each with their positions: some 25 MB at most
 
 
 class ClientErrorsInOneLine(logging.Filter):

@@ -76,7 +76,7 @@ class _Job:
     """A solve in flight, and how many requests wait for it."""
 
     stop: StopSignal
-    future: asyncio.Future[tuple[Analysis, float]] | None = None
+    future: asyncio.Future[tuple[Analysis, float]]
     waiters: int = field(default=0)
 
 
@@ -103,10 +103,9 @@ class SolvePool:
         """Jobs waiting for a worker."""
         return max(0, len(self._jobs) - self.workers)
 
-    async def analyse(self, board: Board, movetime_ms: int) -> tuple[Analysis, float]:
-        """The analysis of ``board`` within ``movetime_ms`` and the seconds its solve took;
-        a request for a position already being solved with the same cap waits for
-        that solve.  Raises :class:`QueueFull` when a new solve has no room; if every
+    async def analyse(self, board: Board, movetime_ms: int) -> Analysis:
+        """The analysis of ``board`` within ``movetime_ms``; a request for a position
+        already being solved with the same cap waits for that solve.  Raises :class:`QueueFull` when a new solve has no room; if every
         request waiting for a solve is cancelled (its client left), the solve stops."""
         key = (board.geometry, board.key, movetime_ms)
         job = self._jobs.get(key)
@@ -115,9 +114,9 @@ class SolvePool:
                 raise QueueFull(f"{len(self._jobs)} solves in flight, the limit")
             job = self._start(key, board, movetime_ms)
         job.waiters += 1
-        assert job.future is not None
         try:
-            return await asyncio.shield(job.future)
+            analysis, _seconds = await asyncio.shield(job.future)
+            return analysis
         except asyncio.CancelledError:
             job.waiters -= 1
             if job.waiters == 0:
@@ -127,11 +126,10 @@ class SolvePool:
             raise
 
     def _start(self, key: tuple[Geometry, int, int], board: Board, movetime_ms: int) -> _Job:
-        job = _Job(StopSignal())
-        timer = deadline_timer(movetime_ms, job.stop)  # from the request, queueing included
-        future = asyncio.get_running_loop().run_in_executor(self._executor, self._run, board, job.stop)
-        job.future = future
-        self._jobs[key] = job
+        stop = StopSignal()
+        timer = deadline_timer(movetime_ms, stop)  # from the request, queueing included
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._run, board, stop)
+        job = self._jobs[key] = _Job(stop, future)
 
         def forget(_future: asyncio.Future[tuple[Analysis, float]]) -> None:
             if timer is not None:
