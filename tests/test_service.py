@@ -403,3 +403,33 @@ def test_remote_answers_as_the_in_process_api(server: ServiceProcess) -> None:
         c4engine.remote(server.url + "/nothing").analyse(Position())
     with pytest.raises(ValueError, match="not an http"):
         c4engine.remote("ftp://example.org")
+
+
+def test_a_built_book_is_read_before_the_search(tmp_path: Path) -> None:
+    """A book of 8x7 positions at 5 stones, with made-up values no search would give:
+    the position one stone short of them is answered from it, and a weak book is
+    not used (its values are signs, not scores)."""
+    import numpy as np
+
+    from c4engine.kernel.book import OpeningBook
+    from c4engine.kernel.built_book import BookHeader, BuiltBook, canonical_key, write_book
+    from c4engine.rules.notation import parse_digits
+    from c4engine.service.books import Books
+    geometry = Geometry.parse("8x7")
+    board = parse_digits("4455", geometry)
+    children = {col: board.play(col) for col in range(8)}
+    keys = np.array(sorted({canonical_key(child.current, child.mask, geometry) for child in children.values()}),
+                    dtype=np.uint64)
+    made_up = {int(key): 7 - index for index, key in enumerate(keys)}
+    for weak in (False, True):
+        path = tmp_path / f"book-{weak}.book"
+        write_book(path, BookHeader(geometry, 5, weak, len(keys)), keys, np.array(list(made_up.values())))
+        books = Books(OpeningBook.empty(), [BuiltBook.load(path)])
+        analysis = books.analyse(board)
+        if weak:
+            assert analysis is None
+            continue
+        assert analysis is not None and analysis.source == "book"
+        expected = [-made_up[canonical_key(children[col].current, children[col].mask, geometry)] for col in range(8)]
+        assert [bounds.low for bounds in analysis.columns if bounds is not None] == expected
+        assert books.analyse(parse_digits("445", geometry)) is None  # two stones short: the search's
