@@ -28,7 +28,7 @@ from ..rules.bits import mirror
 from ..rules.board import Board
 from .answer import FULL_COLUMN, Analysis, Bounds
 
-ROW_BYTES = 96  # a row and its index entry, measured at about 60 (docs/service.md), with room
+ROW_BYTES = 96  # a row and its index entry, measured at about 50 (docs/service.md), with room
 BATCH = 512  # rows per transaction at most
 WAL_PAGES = 256  # checkpoint the log every 1 MB of pages (SQLite's default is 4 MB)
 SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
