@@ -433,3 +433,34 @@ def test_a_built_book_is_read_before_the_search(tmp_path: Path) -> None:
         expected = [-made_up[canonical_key(children[col].current, children[col].mask, geometry)] for col in range(8)]
         assert [bounds.low for bounds in analysis.columns if bounds is not None] == expected
         assert books.analyse(parse_digits("445", geometry)) is None  # two stones short: the search's
+
+
+def test_a_fault_of_the_server_is_a_json_500_and_it_goes_on_serving() -> None:
+    """In-process, over aiohttp's test server on loopback: a cache that fails."""
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from c4engine.kernel.book import OpeningBook
+    from c4engine.service.app import Service, create_app
+    from c4engine.service.books import Books
+    from c4engine.service.metrics import Metrics
+    from c4engine.service.params import Limits
+    from c4engine.service.recent import RecentAnswers
+
+    class BrokenCache:
+        rows = 0
+
+        def get(self, board: Board) -> None:
+            raise OSError("disk gone")
+
+    service = Service(Limits((STANDARD,), 1000, 1000), Books(OpeningBook.empty()), BrokenCache(),  # type: ignore[arg-type]
+                      None, Metrics({}), ("*",), RecentAnswers(10))  # type: ignore[arg-type]
+
+    async def body() -> None:
+        async with TestClient(TestServer(create_app(service, 5.0), host="127.0.0.1")) as client:
+            response = await client.get("/solve?pos=4453")
+            assert response.status == 500 and "internal error" in (await response.json())["error"]
+            response = await client.get("/solve?pos=9")
+            assert response.status == 400
+    asyncio.run(asyncio.wait_for(body(), 60))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -35,6 +36,7 @@ MAX_FIELD_BYTES = 8190  # one header
 MAX_HEADERS = 64
 JSON_TYPE = "application/json"
 dumps = partial(json.dumps, separators=(",", ":"))
+LOG = logging.getLogger("c4engine.service")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -151,7 +153,8 @@ def route_name(request: web.Request) -> str:
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Refusals as JSON (400 bad input, 404/405, 503 queue full), CORS headers, counts."""
+    """Refusals as JSON (400 bad input, 404/405, 503 queue full, 500 for a fault of
+    the server's own), CORS headers, counts."""
     service = request.app[SERVICE]
     try:
         response = await handler(request)
@@ -161,6 +164,9 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         response = error_answer(503, f"busy: {err}; retry later", {"Retry-After": str(RETRY_AFTER_S)})
     except web.HTTPException as err:
         response = error_answer(err.status, f"{err.reason}: {request.method} {request.path[:80]!r}")
+    except Exception:  # a fault of the server's, not the client's: logged, answered, and serving goes on
+        LOG.exception("error answering %s %s", request.method, request.path[:80])
+        response = error_answer(500, "internal error: the server's log says more")
     response.headers.update(cors_headers(service.cors_origins, request))
     service.metrics.count_request(route_name(request), response.status)
     return response
