@@ -464,3 +464,21 @@ def test_a_fault_of_the_server_is_a_json_500_and_it_goes_on_serving() -> None:
             response = await client.get("/solve?pos=9")
             assert response.status == 400
     asyncio.run(asyncio.wait_for(body(), 60))
+
+
+def test_a_cache_that_is_no_database_and_a_book_of_another_board_are_refused(tmp_path: Path) -> None:
+    import numpy as np
+    from click.testing import CliRunner
+
+    from c4engine.cli import cli
+    from c4engine.kernel.built_book import BookHeader, write_book
+    garbage = tmp_path / "cache.sqlite"
+    garbage.write_bytes(b"not a database" * 100)
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--cache", str(garbage)])
+    assert result.exit_code == 2 and "--cache" in result.output and "not a database" in result.output
+    book = tmp_path / "8x7.book"
+    write_book(book, BookHeader(Geometry.parse("8x7"), 2, False, 1), np.array([5], dtype=np.uint64),
+               np.array([0]))
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--cache", str(tmp_path / "c.sqlite"),
+                                      "--book", str(book)])
+    assert result.exit_code == 2 and "8x7 board, which is not served" in result.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import click
 
 from ..cli import board_option, hash_option
 from ..geometry import Geometry, GeometryError
+from ..kernel.built_book import BookFileError
 from ..protocol.options import find_spec
 from .params import Limits
 
@@ -94,6 +96,10 @@ def serve_command(host: str, port: int, geometry: Geometry, extra_boards: tuple[
                         book_paths, idle_timeout)
     try:
         asyncio.run(run_service(settings, lambda line: click.echo(line, err=True)))
+    except BookFileError as err:
+        raise click.BadParameter(str(err), param_hint="'--book'") from None
+    except sqlite3.Error as err:
+        raise click.BadParameter(f"{path}: {err}", param_hint="'--cache'") from None
     except OSError as err:
         raise click.ClickException(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     sys.exit(0)

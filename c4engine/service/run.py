@@ -14,7 +14,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from ..kernel.book import OpeningBook
-from ..kernel.built_book import BuiltBook
+from ..kernel.built_book import BookFileError, BuiltBook
 from .app import Service, close_service, create_app
 from .books import Books
 from .cache import AnswerCache
@@ -58,14 +58,20 @@ class Settings:
 
 def build_service(settings: Settings, tell: Callable[[str], None]) -> Service:
     """The books, the cache and one solver per worker (each compiled or loaded from
-    numba's cache for every served board: the slow part, told as it goes)."""
-    books = Books(OpeningBook.load_or_empty(tell), [BuiltBook.load(path) for path in settings.book_paths])
+    numba's cache for every served board: the slow part, told as it goes, after
+    the books and the cache file have been checked).  BookFileError for a book
+    that cannot be used, sqlite3.Error for a cache file that is no database."""
+    built = [BuiltBook.load(path) for path in settings.book_paths]
+    for book in built:
+        if book.header.geometry not in settings.limits.boards:
+            raise BookFileError(f"book {book.path} is for the {book.header.geometry} board, which is not served")
+    books = Books(OpeningBook.load_or_empty(tell), built)
+    cache = AnswerCache(settings.cache_path, settings.cache_bytes)
     solvers = []
     for worker in range(settings.threads):
         began = time.perf_counter()
         solvers.append(Solver(settings.limits.boards, settings.hash_mb, books))
         tell(f"worker {worker + 1}/{settings.threads} ready in {time.perf_counter() - began:.1f} s")
-    cache = AnswerCache(settings.cache_path, settings.cache_bytes)
     metrics = Metrics({"queue_depth": ("Solves waiting for a worker.", lambda: pool.queued),
                        "solves_in_flight": ("Solves queued or running.", lambda: pool.in_flight),
                        "cache_rows": ("Answers in the persistent cache.", lambda: cache.rows),
