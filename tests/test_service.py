@@ -102,6 +102,17 @@ def test_solve_agrees_with_bitbully(server: ServiceProcess) -> None:
 @pytest.mark.slow
 def test_solve_agrees_with_bitbully_on_200_positions(server: ServiceProcess) -> None:
     check_against_bitbully(server, 200)
+    rng = random.Random(SEED)  # the same positions, through /api/v1/position, against the engine's solver
+    boards = [random_board(rng, STANDARD, 0, 30) for _ in range(200)]
+    check_positions(server, boards, engine_scores(boards))
+
+
+def engine_scores(boards: list[Board]) -> dict[str, list[int]]:
+    """The in-process solver's per-column scores (-1000 for a full column), book included."""
+    import c4engine
+    return {digits(board): [-1000 if score is None else score for score in
+                            c4engine.analyse(c4engine.Position.from_moves(digits(board))).values()]
+            for board in boards}
 
 
 def check_positions(server: ServiceProcess, boards: list[Board], expected: dict[str, list[int]]) -> None:
@@ -119,13 +130,9 @@ def check_positions(server: ServiceProcess, boards: list[Board], expected: dict[
 def test_position_agrees_with_the_engines_solver_on_7x6(server: ServiceProcess) -> None:
     """0-30 stones: the in-process solver with the opening book (``c4engine solve`` has
     none, and takes minutes on the first moves without it)."""
-    import c4engine
     rng = random.Random(SEED)
     boards = [random_board(rng, STANDARD, 0, 30) for _ in range(12)]
-    expected = {digits(board): [-1000 if score is None else score for score in
-                                c4engine.analyse(c4engine.Position.from_moves(digits(board))).values()]
-                for board in boards}
-    check_positions(server, boards, expected)
+    check_positions(server, boards, engine_scores(boards))
 
 
 @pytest.mark.parametrize(("board", "low", "high"), [("7x6", 12, 30), ("8x7", 30, 44), ("6x7", 14, 30)])
