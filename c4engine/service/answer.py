@@ -100,8 +100,9 @@ class Analysis:
     columns: tuple[Bounds | None, ...]
     source: str
 
-    @property
+    @functools.cached_property
     def is_exact(self) -> bool:
+        """Whether every column is exact (kept: asked several times per request)."""
         return all(bounds is None or bounds.is_exact for bounds in self.columns)
 
     @property

@@ -90,10 +90,11 @@ def query_of(request: web.Request) -> tuple[MultiDictProxy[str], int]:
     """The decoded query and its length in bytes as sent; BadRequest for bytes that
     are not UTF-8."""
     raw = request.rel_url.raw_query_string
-    try:
-        unquote_to_bytes(raw.replace("+", " ")).decode("utf-8")
-    except UnicodeError:  # yarl would have turned the bytes into U+FFFD
-        raise BadRequest("the query string is not UTF-8 text, once its %-escapes are decoded") from None
+    if "%" in raw:
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeError:  # yarl would have turned the bytes into U+FFFD
+            raise BadRequest("the query string is not UTF-8 text, once its %-escapes are decoded") from None
     return request.rel_url.query, len(raw.encode("utf-8", "surrogateescape"))
 
 
