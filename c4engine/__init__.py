@@ -13,12 +13,13 @@ from types import ModuleType
 
 from .api import analyse, best_move, review, solve, use_book, warm_up
 from .position import IllegalMoveError, Position
+from .remote import Remote, RemoteError, remote
 from .verdicts import GameReview, MoveVerdict, PlayerSummary, Value
 from .version import __version__
 
 __all__ = [
-    "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Value", "__version__",
-    "analyse", "best_move", "connectx", "engine", "review", "solve", "use_book", "warm_up",
+    "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Remote", "RemoteError", "Value",
+    "__version__", "analyse", "best_move", "connectx", "engine", "remote", "review", "solve", "use_book", "warm_up",
 ]
 
 

@@ -1,0 +1,168 @@
+"""The persistent cache of exact answers: SQLite (standard library) in WAL mode.
+
+One row per position and its mirror image: the key is the smaller of the two
+bitboard keys (Pons' ``current + mask``), the value every column's exact score
+(one signed byte each, :data:`~.answer.FULL_COLUMN` for a full column) as seen
+from the position with that key, reversed when the other one is asked for.
+Only exact answers are stored.
+
+Reads run in the caller's thread on a connection of that thread; writes go
+through one writer thread, which commits each batch in one transaction.  WAL
+with ``synchronous=NORMAL`` makes a committed transaction survive the process
+being killed (``kill -9``) at any point, and a transaction cut short is rolled
+back when the file is next opened: nothing half-written is ever read.
+
+The size bound is a number of rows derived from the bound in bytes; past it,
+the oldest-written rows go first.  SQLite reuses the pages they free, so the
+file stops growing at about the bound.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+from pathlib import Path
+
+from ..rules.bits import mirror
+from ..rules.board import Board
+from .answer import FULL_COLUMN, Analysis, Bounds
+
+ROW_BYTES = 96  # a row and its index entry, measured at about 50 (docs/service.md), with room
+BATCH = 512  # rows per transaction at most
+WAL_PAGES = 256  # checkpoint the log every 1 MB of pages (SQLite's default is 4 MB)
+SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
+    seq INTEGER PRIMARY KEY,
+    board TEXT NOT NULL,
+    key INTEGER NOT NULL,
+    scores BLOB NOT NULL,
+    UNIQUE (board, key))"""
+
+
+def folded(board: Board) -> tuple[int, bool]:
+    """The cache key of ``board`` as a signed 64-bit integer, and whether ``board`` is
+    the mirror image of the position stored under it."""
+    geometry = board.geometry
+    key, image = board.key, mirror(board.key, geometry.width, geometry.height)
+    smaller = min(key, image)
+    return smaller - (1 << 64) if smaller >= 1 << 63 else smaller, image < key
+
+
+def encode(columns: tuple[Bounds | None, ...], mirrored: bool) -> bytes:
+    scores = [FULL_COLUMN if bounds is None else bounds.low for bounds in columns]
+    return bytes(score & 0xFF for score in (reversed(scores) if mirrored else scores))
+
+
+def decode(blob: bytes, mirrored: bool) -> tuple[Bounds | None, ...]:
+    scores = [byte - 256 if byte > 127 else byte for byte in blob]
+    if mirrored:
+        scores.reverse()
+    return tuple(None if score == FULL_COLUMN else Bounds.exact(score) for score in scores)
+
+
+def connect(path: Path, shared: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit); ``shared`` lets
+    another thread than its maker use it (the writer's, made before its thread)."""
+    connection = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=not shared)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
+    connection.execute(f"PRAGMA journal_size_limit={WAL_PAGES * 4096}")
+    return connection
+
+
+class AnswerCache:
+    """Exact answers kept across restarts, at most ``max_bytes`` worth of rows."""
+
+    def __init__(self, path: Path | str, max_bytes: int) -> None:
+        self.path = Path(path)
+        self.max_rows = max(1, max_bytes // ROW_BYTES)
+        writer = connect(self.path, shared=True)
+        writer.execute(SCHEMA)
+        self._rows = int(writer.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+        self._readers = threading.local()
+        self._pending: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue(maxsize=100_000)
+        self.dropped = self.written = self.failed = 0
+        self._writer = threading.Thread(target=self._write_loop, args=(writer,), name="c4engine-cache-writer",
+                                        daemon=True)
+        self._writer.start()
+
+    @property
+    def rows(self) -> int:
+        return self._rows
+
+    def _reader(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._readers, "connection", None)
+        if connection is None:
+            connection = self._readers.connection = connect(self.path)
+        return connection
+
+    def get(self, board: Board) -> Analysis | None:
+        key, mirrored = folded(board)
+        row = self._reader().execute("SELECT scores FROM answers WHERE board = ? AND key = ?",
+                                     (board.geometry.name, key)).fetchone()
+        if row is None or len(row[0]) != board.geometry.width:
+            return None
+        return Analysis(board, decode(row[0], mirrored), "cache")
+
+    def put(self, analysis: Analysis) -> None:
+        """Queue an exact analysis to be written; dropped (and counted) when the writer
+        is that far behind, since the cache only saves work."""
+        if not analysis.is_exact:
+            raise ValueError("only exact answers are cached")
+        key, mirrored = folded(analysis.board)
+        try:
+            self._pending.put_nowait((analysis.board.geometry.name, key, encode(analysis.columns, mirrored)))
+        except queue.Full:
+            self.dropped += 1
+
+    def _write_loop(self, connection: sqlite3.Connection) -> None:
+        while (first := self._pending.get()) is not None:
+            batch = [first]
+            while len(batch) < BATCH and (item := self._next_waiting()) is not None:
+                batch.append(item)
+            try:
+                self._write(connection, batch)
+            except sqlite3.Error:  # a full disk, say: the service goes on without these rows
+                self.failed += len(batch)
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+            finally:
+                for _ in batch:
+                    self._pending.task_done()
+        self._pending.task_done()
+        connection.close()
+
+    def _next_waiting(self) -> tuple[str, int, bytes] | None:
+        """The next queued row if one is waiting; the end mark is put back for the loop."""
+        try:
+            item = self._pending.get_nowait()
+        except queue.Empty:
+            return None
+        if item is None:
+            self._pending.task_done()
+            self._pending.put(None)
+        return item
+
+    def _write(self, connection: sqlite3.Connection, batch: list[tuple[str, int, bytes]]) -> None:
+        """One transaction: the new rows, then the oldest ones past the bound out."""
+        before = connection.total_changes
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany("INSERT OR IGNORE INTO answers (board, key, scores) VALUES (?, ?, ?)", batch)
+        rows = self._rows + connection.total_changes - before
+        if rows > self.max_rows:
+            connection.execute("DELETE FROM answers WHERE seq IN (SELECT seq FROM answers ORDER BY seq LIMIT ?)",
+                               (rows - self.max_rows,))
+            rows = self.max_rows
+        connection.execute("COMMIT")
+        self._rows = rows
+        self.written += len(batch)
+
+    def flush(self) -> None:
+        """Wait until every queued row is committed."""
+        self._pending.join()
+
+    def close(self) -> None:
+        """Commit what is queued and stop the writer."""
+        self._pending.put(None)
+        self._writer.join()

@@ -1,0 +1,105 @@
+"""Building the service and running its server until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from ..kernel.book import OpeningBook
+from ..kernel.built_book import BookFileError, BuiltBook
+from .app import Service, close_service, create_app
+from .books import Books
+from .cache import AnswerCache
+from .metrics import Metrics
+from .params import Limits
+from .recent import RecentAnswers
+from .solving import Solver, SolvePool
+
+BACKLOG = 1024
+RECENT_ANSWERS = 32_768  # about 700 bytes each with their positions: some 25 MB at most
+
+
+class ClientErrorsInOneLine(logging.Filter):
+    """aiohttp logs a request its parser refuses (bytes not allowed in a URL, a line
+    or a header over the limits) with a traceback, as if the server had failed; it
+    is the client's error, already answered with a 400: one line says so."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            record.msg, record.args, record.exc_info = "refused a malformed request: %s", (error.message,), None
+        return True
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``c4engine serve`` was told."""
+
+    host: str
+    port: int
+    limits: Limits
+    threads: int
+    hash_mb: int
+    cache_path: Path
+    cache_bytes: int
+    queue_size: int
+    cors_origins: tuple[str, ...]
+    book_paths: tuple[Path, ...]
+    idle_timeout_s: float
+
+
+def build_service(settings: Settings, tell: Callable[[str], None]) -> Service:
+    """The books, the cache and one solver per worker (each compiled or loaded from
+    numba's cache for every served board: the slow part, told as it goes, after
+    the books and the cache file have been checked).  BookFileError for a book
+    that cannot be used, sqlite3.Error for a cache file that is no database."""
+    built = [BuiltBook.load(path) for path in settings.book_paths]
+    for book in built:
+        if book.header.geometry not in settings.limits.boards:
+            raise BookFileError(f"book {book.path} is for the {book.header.geometry} board, which is not served")
+    books = Books(OpeningBook.load_or_empty(tell), built)
+    cache = AnswerCache(settings.cache_path, settings.cache_bytes)
+    solvers = []
+    for worker in range(settings.threads):
+        began = time.perf_counter()
+        solvers.append(Solver(settings.limits.boards, settings.hash_mb, books))
+        tell(f"worker {worker + 1}/{settings.threads} ready in {time.perf_counter() - began:.1f} s")
+    metrics = Metrics({"queue_depth": ("Solves waiting for a worker.", lambda: pool.queued),
+                       "solves_in_flight": ("Solves queued or running.", lambda: pool.in_flight),
+                       "cache_rows": ("Answers in the persistent cache.", lambda: cache.rows),
+                       "cache_dropped_total": ("Answers not cached: the writer was behind.",
+                                               lambda: cache.dropped)})
+    pool = SolvePool(solvers, settings.queue_size, metrics.count_solve)
+    return Service(settings.limits, books, cache, pool, metrics, settings.cors_origins,
+                   RecentAnswers(RECENT_ANSWERS))
+
+
+async def run_service(settings: Settings, tell: Callable[[str], None]) -> None:
+    """Serve until SIGINT or SIGTERM, then stop the solves and commit the cache."""
+    logging.getLogger("aiohttp.server").addFilter(ClientErrorsInOneLine())
+    loop = asyncio.get_running_loop()
+    service = await loop.run_in_executor(None, build_service, settings, tell)
+    runner = web.AppRunner(create_app(service, settings.idle_timeout_s), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port, backlog=BACKLOG)
+    stopping = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        boards = ", ".join(board.name for board in settings.limits.boards)
+        tell(f"c4engine serve on http://{host}:{port}/ (boards {boards}; {settings.threads} worker(s); "
+             f"cache {settings.cache_path}); Ctrl-C stops it")
+        await stopping.wait()
+    finally:
+        await runner.cleanup()
+        await close_service(service)
