@@ -42,6 +42,10 @@ def test_built_in_names() -> None:
     ("cfour-9x7", "needs width x \\(height \\+ 1\\) <= 64"),
     ("cfour-7x6k8", "row length 8 is out of range"),
     ("cfour-7x6x", "expected WxH or WxHkK"),
+    ("cfour-٧x٦", "expected WxH or WxHkK"),  # digits are ASCII: not Arabic-Indic ones,
+    ("cfour-７x６", "expected WxH or WxHkK"),  # nor fullwidth ones
+    ("cfour-7x6k４", "expected WxH or WxHkK"),
+    ("cfour-27x1k3", "at most 26 columns"),
 ])
 def test_unknown_names_are_refused(name: str, message: str) -> None:
     with pytest.raises(VariantError, match=message):
