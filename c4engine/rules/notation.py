@@ -36,6 +36,15 @@ def check_writable(geometry: Geometry) -> None:
             f"board {geometry}: drops name files a-z, so at most {len(FILES)} columns")
 
 
+def parse_board(text: str) -> Geometry:
+    """A board name as every interface reads it (each tool's ``--board``, the page,
+    ``cfour-WxH`` variant names): ``WxH`` or ``WxHkK`` in ASCII digits, a board the
+    bitboard holds and whose drops can be written; GeometryError naming the limit."""
+    geometry = Geometry.parse(text)
+    check_writable(geometry)
+    return geometry
+
+
 def uses_digits(geometry: Geometry) -> bool:
     """Whether column digits can name every column (at most 9 columns)."""
     return geometry.width <= MAX_DIGIT_COLUMNS

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..geometry import STANDARD, Geometry, GeometryError
 from .board import Board, RulesError
-from .notation import FILES, check_writable, parse_fen, start_fen
+from .notation import FILES, check_writable, parse_board, parse_fen, start_fen
 
 STANDARD_NAME = "cfour"
 BOARD_NAME_PREFIX = "cfour-"
@@ -129,7 +129,7 @@ class VariantSet:
             return built_in(STANDARD)
         if lowered.startswith(BOARD_NAME_PREFIX):
             try:
-                return built_in(Geometry.parse(lowered[len(BOARD_NAME_PREFIX):]))
+                return built_in(parse_board(lowered[len(BOARD_NAME_PREFIX):]))
             except GeometryError as err:
                 raise VariantError(f"variant '{name}': {err}") from None
         raise VariantError(f"no variant named '{name}' (known: {', '.join(self.names())}, "
