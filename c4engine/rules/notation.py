@@ -15,6 +15,7 @@ empty cell.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from string import ascii_lowercase
 
 from ..geometry import STANDARD, Geometry, GeometryError
@@ -50,9 +51,11 @@ def uses_digits(geometry: Geometry) -> bool:
     return geometry.width <= MAX_DIGIT_COLUMNS
 
 
+@lru_cache(maxsize=256)
 def start_fen(geometry: Geometry = STANDARD) -> str:
     """The empty board's FEN, as cutechess and Fairy-Stockfish write it: the first
-    player holds the larger half of the stones when the cell count is odd."""
+    player holds the larger half of the stones when the cell count is odd.  Kept
+    per board: a variants file of thousands of sections asks for it per section."""
     return to_fen(Board(geometry=geometry))
 
 
