@@ -32,6 +32,7 @@ STANDARD_NAME = "cfour"
 BOARD_NAME_PREFIX = "cfour-"
 LISTED_BOARDS = ("6x7", "7x7", "8x7", "9x6", "9x6k5")  # named in the option; any other is accepted
 MAX_FILE_BYTES = 1 << 20
+NAMES_IN_MESSAGES = 20  # an unknown name's error lists this many known ones
 
 Rules = dict[str, str]
 
@@ -131,9 +132,16 @@ class VariantSet:
         """The variant called ``name`` (case-insensitive, as UCI option values are)."""
         variant = _find(name, self._by_name)
         if variant is None:
-            raise VariantError(f"no variant named '{name}' (known: {', '.join(self.names())}, "
+            raise VariantError(f"no variant named '{name}' (known: {self._some_names()}, "
                                f"or cfour-WxH / cfour-WxHkK for another board)")
         return variant
+
+    def _some_names(self) -> str:
+        """The first :data:`NAMES_IN_MESSAGES` names, and how many there are when there
+        are more: a message stays one short line whatever a variants file holds."""
+        names = self.names()
+        shown = ", ".join(names[:NAMES_IN_MESSAGES])
+        return shown if len(names) <= NAMES_IN_MESSAGES else f"{shown} and {len(names) - NAMES_IN_MESSAGES} more"
 
     def with_file(self, path: str) -> VariantSet:
         """This set and the variants of the file at ``path``, all of them or, when any
