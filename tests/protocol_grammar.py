@@ -36,6 +36,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"Evaluation \(side to move\): -?\d+ cp",
     r"n-tuple network: \d+ tuples of \d+ cells, each read on the mirror image too",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
+    r"info string perft stopped after \d+ of \d+ moves",
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",
 ))
 

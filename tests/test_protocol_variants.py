@@ -108,6 +108,8 @@ def test_play_on_8x7_from_a_variants_file(engine: EngineProcess) -> None:
     engine.send("setoption name MultiPV value 1")
     perft = engine.command("perft 2")
     assert perft[:2] == ["P@a2: 8", "P@b1: 8"] and perft[-1] == "Nodes searched: 64"
+    assert errors(engine.command("perft 10")) == [
+        "info string error perft: expected a depth from 1 to 9 on the 8x7 board"]  # 8^10 > 7^10
     assert engine.command("eval")[-1].startswith("Evaluation (side to move): ")
     bench = engine.command("bench")
     assert bench[-2].startswith("Nodes searched") and int(bench[-2].split(":")[1]) > 0

@@ -34,6 +34,8 @@ from ..search.weights import ntuple_block, weights_named
 from .go_params import GoParams
 from .options import NO_PATH, STRENGTH_OPTIONS, OptionError, Options
 
+PERFT_PIECE_LEAVES = 1 << 20  # the most move sequences one kernel call of perft may count
+
 
 class Backend:
     """The engine's searcher for the board in play, configured from the protocol's options."""
@@ -231,15 +233,34 @@ class Backend:
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 
-    def perft(self, pos: Board, depth: int, drops: bool) -> list[str]:
-        """Per-move counts and the total, as Stockfish prints them."""
+    def perft(self, pos: Board, depth: int, drops: bool, stopped: Callable[[], bool]) -> list[str]:
+        """Per-move counts and the total, as Stockfish prints them; once ``stopped()``,
+        the moves counted so far and a line that says perft stopped."""
+        moves = pos.legal_moves()
         lines, total = [], 0
-        for col in pos.legal_moves():
-            child = pos.play(col)
-            count = int(self.searcher.kernel.solve.perft(child.current, child.mask, depth - 1))
+        for col in moves:
+            count = self._perft_count(pos.play(col), depth - 1, stopped)
+            if count is None:
+                return lines + [f"info string perft stopped after {len(lines)} of {len(moves)} moves"]
             total += count
             lines.append(f"{format_move(col, pos, drops)}: {count}")
         return lines + ["", f"Nodes searched: {total}"]
+
+    def _perft_count(self, pos: Board, depth: int, stopped: Callable[[], bool]) -> int | None:
+        """perft of ``pos`` in kernel calls of at most :data:`PERFT_PIECE_LEAVES` move
+        sequences each (a few milliseconds), ``stopped()`` asked between them (numba
+        cannot be interrupted); None once it says stop."""
+        if stopped():
+            return None
+        if pos.geometry.width ** depth <= PERFT_PIECE_LEAVES or pos.is_over():
+            return int(self.searcher.kernel.solve.perft(pos.current, pos.mask, depth))
+        total = 0
+        for col in pos.legal_moves():
+            count = self._perft_count(pos.play(col), depth - 1, stopped)
+            if count is None:
+                return None
+            total += count
+        return total
 
     def bench(self) -> list[str]:
         result = bench_lines(run_bench(self.searcher))

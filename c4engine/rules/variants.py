@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
 from ..geometry import STANDARD, Geometry, GeometryError
+from ..inputs import open_regular
 from .board import Board, RulesError
 from .notation import FILES, check_writable, parse_board, parse_fen, start_fen
 
@@ -204,7 +204,7 @@ def _variant_of(name: str, parent: str | None, own: Rules, loaded: dict[str, Var
 def read_text(path: str) -> str:
     """The file's text; VariantError when it cannot be read as a small UTF-8 file."""
     try:
-        with open(Path(path), "rb") as stream:
+        with open_regular(path) as stream:
             raw = stream.read(MAX_FILE_BYTES + 1)
     except OSError as err:
         raise VariantError(f"cannot read variants file '{path}': {err.strerror or err}") from None
