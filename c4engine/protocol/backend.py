@@ -26,7 +26,7 @@ from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
 from ..search.bench import bench_lines, run_bench
 from ..search.levels import FULL_STRENGTH, Strength, level_for_elo
-from ..search.limits import Budget, Limits, clock_budget, movetime_budget
+from ..search.limits import Budget, Lateness, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
@@ -47,6 +47,7 @@ class Backend:
         self.geometry = geometry
         self._book: OpeningBook | None = None
         self._rng = random.Random()
+        self.lateness = Lateness()  # kept across games and boards: it is the machine's
         self.searcher = self._new_searcher(geometry)
         self._books_at_full_strength = self._full_strength()
 
@@ -164,8 +165,8 @@ class Backend:
         """Thinking time from ``movetime`` (which wins over a clock) or the side to
         move's clock, if any."""
         if params.movetime is not None:
-            return movetime_budget(params.movetime)
-        overhead = float(self.options.number("Move Overhead"))
+            return movetime_budget(params.movetime, self.lateness.allowance_ms())
+        overhead = float(self.options.number("Move Overhead")) + self.lateness.allowance_ms()
         time_left, increment = params.clock(pos.side_to_move == 0)
         if time_left is None:
             return None
