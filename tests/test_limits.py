@@ -67,9 +67,9 @@ def test_lateness_allows_for_the_latest_recent_answer() -> None:
     lateness.record(answered_ms=45.0, hard_ms=40.0)
     lateness.record(answered_ms=12.0, hard_ms=40.0)   # solved at once: says nothing
     lateness.record(answered_ms=80.0, hard_ms=None)   # no deadline: says nothing
-    assert lateness.allowance_ms() == 24.0
-    assert movetime_budget(50, lateness.allowance_ms()).hard_ms == 16.0
+    assert lateness.allowance_ms() == 48.0  # as long again outside the engine
+    assert movetime_budget(100, lateness.allowance_ms()).hard_ms == 42.0
     assert movetime_budget(30, 25.0).hard_ms == 0.0
     for _ in range(LATENESS_WINDOW):
         lateness.record(answered_ms=17.0, hard_ms=16.0)
-    assert lateness.allowance_ms() == 1.0
+    assert lateness.allowance_ms() == 2.0

@@ -18,7 +18,9 @@ that stops the search, and the search thread that unwinds, wait for a processor
 (measured with one CPU burner beside the engine: the timer woke 14-36 ms late).
 No fixed margin fits every machine, so the engine measures it: :class:`Lateness`
 keeps how far past its hard deadline each recent search answered, and the next
-budgets stop that much earlier, on a movetime as on a clock.
+budgets stop earlier by twice the most of them, on a movetime as on a clock:
+what the engine cannot see (the ``go`` waiting in the pipe to be read, the
+GUI's thread waking to read the answer) waits for the same processors.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ INCREMENT_SHARE = 0.8
 HARD_FACTOR = 3.0
 MAX_SHARE_OF_CLOCK = 0.5
 MOVETIME_MARGIN_MS = 10.0
-LATENESS_WINDOW = 16  # the searches whose lateness the next budget allows for
+LATENESS_WINDOW = 32  # the searches whose lateness the next budget allows for
+LATENESS_FACTOR = 2.0  # the go's trip in and the answer's trip out wait as long again
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,8 @@ class Lateness:
             self._recent.append(answered_ms - hard_ms)
 
     def allowance_ms(self) -> float:
-        """What the next budget keeps aside for it."""
-        return max(self._recent, default=0.0)
+        """What the next budget keeps aside for it: :data:`LATENESS_FACTOR` times the most."""
+        return LATENESS_FACTOR * max(self._recent, default=0.0)
 
 
 def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | None, stones: int,
