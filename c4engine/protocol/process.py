@@ -45,7 +45,9 @@ def is_quit(line: str) -> bool:
 
 
 def is_stop(line: str) -> bool:
-    return line.split() == ["stop"]
+    """A ``stop`` command, with whatever words follow (it takes none and ignores them),
+    so that the reading thread counts every ``stop`` the command thread carries out."""
+    return line.split()[:1] == ["stop"]
 
 
 def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
