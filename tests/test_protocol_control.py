@@ -158,7 +158,7 @@ def test_quit_during_perft_ends_the_process_at_once() -> None:
         proc.send("perft 10")
         sent = proc.send("quit")
         assert proc.wait_exit(5.0) == 0
-        assert (time.perf_counter() - sent) < 1.0
+        assert (time.perf_counter() - sent) < 2.0  # a loaded machine's margin: perft 10 takes far less
         assert re.fullmatch(r"info string perft stopped after [0-6] of 7 moves", proc.transcript[-1])
     finally:
         proc.close()
@@ -196,7 +196,7 @@ def test_quit_during_a_long_variants_load_ends_the_process_at_once(tmp_path: Pat
         assert proc.wait_exit(5.0) == 0
         elapsed = time.perf_counter() - sent
         print(f"\nquit during a 1 MiB variants load -> exit: {elapsed * 1000:.0f} ms")
-        assert elapsed < 1.0
+        assert elapsed < 2.0  # the load itself takes 3 s on a free machine, twice that loaded
     finally:
         proc.close()
 
