@@ -80,7 +80,7 @@ class SearchJob:
             if limits.hard_ms is not None:
                 deadline_ms = spent_ms + limits.hard_ms
             if self.debug:
-                self.out(f"info string debug {limits}")
+                self.out(f"info string debug {limits} late_ms={round(self.backend.lateness.allowance_ms())}")
             result = self.backend.search(self.position, limits, self.signal, self.drops)
             line = bestmove_line(self.position, result, self.drops)
         except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
