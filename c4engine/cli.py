@@ -20,7 +20,7 @@ from .geometry import STANDARD, Geometry, GeometryError
 from .inputs import decode_line
 from .protocol.options import find_spec
 from .rules.board import RulesError
-from .rules.notation import is_digit_string, parse_digits
+from .rules.notation import is_digit_string, parse_board, parse_digits
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ MAX_DIGIT_COLUMNS = 9  # solve reads moves as column digits 1-9
 
 def _parse_board(ctx: click.Context, param: click.Parameter, value: str) -> Geometry:
     try:
-        return Geometry.parse(value)
+        return parse_board(value)
     except GeometryError as err:
         raise click.BadParameter(str(err), ctx, param) from None
 

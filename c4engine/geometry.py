@@ -19,7 +19,7 @@ from functools import cached_property
 WORD_BITS = 64
 MAX_WIDTH = WORD_BITS // 2  # one row and its sentinel per column
 MIN_CONNECT = 3
-BOARD_PATTERN = re.compile(r"(\d{1,3})x(\d{1,3})(?:k(\d{1,3}))?")
+BOARD_PATTERN = re.compile(r"([0-9]{1,3})x([0-9]{1,3})(?:k([0-9]{1,3}))?")  # ASCII digits: ``\d`` takes ``７``
 
 
 class GeometryError(ValueError):
@@ -52,7 +52,8 @@ class Geometry:
 
     @classmethod
     def parse(cls, text: str) -> Geometry:
-        """A board written ``WxH`` (four in a row) or ``WxHkK``: ``7x6``, ``8x7``, ``9x6k5``."""
+        """A board written ``WxH`` (four in a row) or ``WxHkK``: ``7x6``, ``8x7``, ``9x6k5``,
+        in ASCII digits only (``７x６`` and ``٧x٦`` are malformed, as ``protocol.md`` says)."""
         match = BOARD_PATTERN.fullmatch(text.strip().lower())
         if match is None:
             raise GeometryError(f"board '{text}': expected WxH or WxHkK, e.g. 7x6 or 9x6k5")

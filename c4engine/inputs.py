@@ -8,16 +8,40 @@ openings or positions file at once and refuses the file: a match or a
 measurement silently run on part of what the user gave would be worse than
 none.  ``c4engine solve`` reads a stream (a pipe may feed it as it goes), so it
 names each bad line as it comes, solves the others, and exits 1 at the end.
+
+A file named in an option the engine reads (a variants file, a book) is opened
+with :func:`open_regular`: a named pipe or a device would block the reading
+command, or never end.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
+import stat
+from typing import BinaryIO
 
 MAX_PROBLEMS_SHOWN = 10
 
 
 Problem = tuple[int, str]  # a line number and what is wrong with the line
+NOT_REGULAR = "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading in binary; OSError (its strerror
+    :data:`NOT_REGULAR`) for a named pipe, a device, a directory or a socket.
+    Opened without blocking, so a pipe with no writer is refused at once rather
+    than waited on, then checked on the open file, which nothing can swap."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, NOT_REGULAR, str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def decode_line(raw: bytes, number: int) -> str:

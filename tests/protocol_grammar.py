@@ -14,7 +14,7 @@ INFO_RE = re.compile(
 BESTMOVE_RE = re.compile(r"bestmove (?P<move>" + MOVE + r"|\(none\))(?: ponder (?P<ponder>" + MOVE + r"))?")
 ERROR_RE = re.compile(r"info string error \S.*")
 DEBUG_RE = re.compile(r"info string debug depth=(None|\d+) nodes=(None|\d+) soft_ms=(None|\d+) "
-                      r"hard_ms=(None|\d+) mate=(None|\d+)")
+                      r"hard_ms=(None|\d+) mate=(None|\d+) late_ms=\d+")
 
 KNOWN_LINES = tuple(re.compile(p) for p in (
     r"id (name|author) \S.*",
@@ -36,6 +36,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"Evaluation \(side to move\): -?\d+ cp",
     r"n-tuple network: \d+ tuples of \d+ cells, each read on the mirror image too",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
+    r"info string perft stopped after \d+ of \d+ moves",
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",
 ))
 

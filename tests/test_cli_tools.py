@@ -251,3 +251,20 @@ def test_bench_runs_on_its_own_positions() -> None:
     result = run(["bench", "--depth", "4"])
     assert result.exit_code == 0, result.output
     assert nodes_searched(result) > 0
+
+
+@pytest.mark.parametrize("command", [["bench"], ["play"], ["gui"], ["book", "build", "--plies", "2"], ["solve"],
+                                     ["match", "--engine", "x", "--engine", "y", "--movetime", "10"],
+                                     ["strength"]])
+@pytest.mark.parametrize("board, message", [
+    ("27x1k3", "at most 26 columns"),
+    ("32x1k3", "at most 26 columns"),
+    ("７x６", "expected WxH or WxHkK"),   # fullwidth digits: ASCII digits only
+    ("٧x٦", "expected WxH or WxHkK"),     # Arabic-Indic digits
+])
+def test_every_board_option_refuses_what_no_interface_plays(command: list[str], board: str, message: str) -> None:
+    """One check for every ``--board``: more than 26 columns (one file letter each)
+    or digits other than ASCII are a usage error, exit status 2, before anything runs."""
+    result = run([*command, "--board", board])
+    assert result.exit_code == 2, result.output
+    assert message in result.output

@@ -185,6 +185,21 @@ def test_a_large_hash_gets_more_time_for_readyok():
 # -- the process client -------------------------------------------------------
 
 
+def test_a_line_that_came_in_time_counts_though_the_caller_wakes_late():
+    """On a loaded machine the thread that waits for ``bestmove`` may wake after its
+    deadline: the answer the reading thread stamped before it still counts (the
+    referee forfeited such games as 'no move in 50 ms'); one stamped after does not."""
+    client = EngineClient("unused")
+    deadline = time.monotonic() - 0.01  # already past when the caller looks
+    client._lines.put((deadline - 0.005, "bestmove 4"))
+    assert client._next(deadline, "bestmove", 0.05) == (deadline - 0.005, "bestmove 4")
+    client._lines.put((deadline + 0.005, "bestmove 4"))
+    with pytest.raises(EngineTimeout, match="no bestmove within 0.05 s"):
+        client._next(deadline, "bestmove", 0.05)
+    with pytest.raises(EngineTimeout, match="no bestmove within 0.05 s"):
+        client._next(deadline, "bestmove", 0.05)
+
+
 def test_client_talks_to_an_engine_and_notices_its_death():
     client = EngineClient(misbehaving("crash"))
     client.start()

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from c4engine.search.limits import Limits, clock_budget, movetime_budget
+from c4engine.search.limits import LATENESS_WINDOW, Lateness, Limits, clock_budget, movetime_budget
 
 
 @pytest.mark.parametrize(("time_left", "increment", "moves_to_go", "stones", "overhead"),
@@ -54,3 +54,22 @@ def test_time_limits_count_from_the_go() -> None:
 def test_limits_print_rounded_for_debug() -> None:
     text = str(Limits(depth=3, soft_ms=766.9, hard_ms=2300.7))
     assert text == "depth=3 nodes=None soft_ms=767 hard_ms=2301 mate=None"
+
+
+def test_lateness_allows_for_the_latest_recent_answer() -> None:
+    """A search that ran into its hard deadline tells how late the answer came; the
+    next budget keeps the latest of the recent ones aside (one late answer loses
+    the game), a search that ended sooner tells nothing, and on-time answers make
+    it fade within the window."""
+    lateness = Lateness()
+    assert lateness.allowance_ms() == 0.0
+    lateness.record(answered_ms=64.0, hard_ms=40.0)   # the timer woke 24 ms late
+    lateness.record(answered_ms=45.0, hard_ms=40.0)
+    lateness.record(answered_ms=12.0, hard_ms=40.0)   # solved at once: says nothing
+    lateness.record(answered_ms=80.0, hard_ms=None)   # no deadline: says nothing
+    assert lateness.allowance_ms() == 48.0  # as long again outside the engine
+    assert movetime_budget(100, lateness.allowance_ms()).hard_ms == 42.0
+    assert movetime_budget(30, 25.0).hard_ms == 0.0
+    for _ in range(LATENESS_WINDOW):
+        lateness.record(answered_ms=17.0, hard_ms=16.0)
+    assert lateness.allowance_ms() == 2.0

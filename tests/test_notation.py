@@ -12,10 +12,11 @@ import random
 
 import pytest
 
-from c4engine.geometry import Geometry
+from c4engine.geometry import Geometry, GeometryError
 from c4engine.rules.board import Board, RulesError
 from c4engine.rules.notation import (
     format_line,
+    parse_board,
     parse_digits,
     parse_fen,
     parse_move,
@@ -321,3 +322,14 @@ def test_boards_wider_than_9_take_no_digits() -> None:
     with pytest.raises(RulesError, match="on a board of 10 columns moves are drops"):
         parse_digits("12", BOARD_10X5)
     assert format_line(pos, [9], drops=False) == ["P@j1"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("７x６", "expected WxH or WxHkK"), ("٧x٦", "expected WxH or WxHkK"), ("7x٦k3", "expected WxH or WxHkK"),
+    ("27x1k3", "at most 26 columns"), ("9x7", "one 64-bit word"),
+])
+def test_parse_board_refuses_what_no_interface_plays(text: str, message: str) -> None:
+    """The one reader of board names (every ``--board``, the page, ``cfour-WxH``)."""
+    with pytest.raises(GeometryError, match=message):
+        parse_board(text)
+    assert parse_board("26x1k3") == Geometry(26, 1, 3)

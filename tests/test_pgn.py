@@ -155,3 +155,10 @@ def test_a_game_of_a_file_variant_reads_back_with_that_file():
         read_games(FILE_VARIANT_GAME)
     game, = read_games(FILE_VARIANT_GAME, VariantSet().with_file(str(VARIANTS_FILE)))
     assert game.variant.geometry.width == 8 and [m.col for m in game.moves] == [7, 7, 0]
+
+
+@pytest.mark.parametrize("variant", ["cfour-٧x٦", "cfour-７x６"])
+def test_a_variant_tag_with_digits_other_than_ascii_is_refused(variant: str):
+    """``cfour-٧x٦`` is not 7x6: board names are written in ASCII digits."""
+    with pytest.raises(ValueError, match="expected WxH or WxHkK"):
+        read_games(f'[Variant "{variant}"]\n\n1. P@d1 *')

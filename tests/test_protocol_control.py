@@ -6,7 +6,10 @@ shared process and its reset are the ``engine`` fixtures of ``conftest.py``;
 
 from __future__ import annotations
 
+import os
+import re
 import time
+from pathlib import Path
 
 from engine_process import (
     HEIGHT,
@@ -134,6 +137,66 @@ def test_end_of_input_stops_an_infinite_search() -> None:
         check_bestmove(lines[-1], Board())
         assert proc.wait_exit(5.0) == 0
         print(f"\nend of input under go infinite -> exit: {(time.perf_counter() - sent) * 1000:.0f} ms")
+    finally:
+        proc.close()
+
+
+def test_stop_ends_perft_and_isready_is_answered(engine: EngineProcess) -> None:
+    """``perft 10`` (the 7x6 board's deepest) is counted in order with the other
+    commands; a ``stop`` read meanwhile ends it at once: the moves counted so far,
+    a line that says it stopped, and ``readyok`` for the ``isready`` after it."""
+    engine.send("perft 10")
+    engine.send("stop")
+    lines = engine.sync(2.0)
+    assert re.fullmatch(r"info string perft stopped after [0-6] of 7 moves", lines[-1]), lines
+    assert engine.command("perft 2")[-1] == "Nodes searched: 49", "a later perft counts in full"
+
+
+def test_quit_during_perft_ends_the_process_at_once() -> None:
+    proc = start_engine()
+    try:
+        proc.send("perft 10")
+        sent = proc.send("quit")
+        assert proc.wait_exit(5.0) == 0
+        assert (time.perf_counter() - sent) < 2.0  # a loaded machine's margin: perft 10 takes far less
+        assert re.fullmatch(r"info string perft stopped after [0-6] of 7 moves", proc.transcript[-1])
+    finally:
+        proc.close()
+
+
+def test_a_variants_file_or_book_that_is_not_a_regular_file_is_refused(engine: EngineProcess,
+                                                                      tmp_path: Path) -> None:
+    """A named pipe with no writer (opening it would wait for one for ever) and a
+    directory: one error each, and ``isready`` is answered."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for option in ("VariantPath", "BookFile"):
+        for path in (fifo, tmp_path):
+            lines = engine.command(f"setoption name {option} value {path}")
+            assert len(errors(lines)) == 1 and str(path) in lines[0], lines
+            assert lines[0].endswith(": not a regular file"), lines
+
+
+def test_quit_during_a_long_variants_load_ends_the_process_at_once(tmp_path: Path) -> None:
+    """A variants file at the 1 MiB limit takes seconds to read; ``quit`` does not wait."""
+    path = tmp_path / "large.ini"
+    with path.open("w") as out:
+        size = 0
+        for number in range(1 << 20):
+            section = f"[v{number}:cfour]\n"
+            if size + len(section) > 1 << 20:
+                break
+            out.write(section)
+            size += len(section)
+    proc = start_engine()
+    try:
+        proc.send(f"setoption name VariantPath value {path}")
+        time.sleep(0.2)
+        sent = proc.send("quit")
+        assert proc.wait_exit(5.0) == 0
+        elapsed = time.perf_counter() - sent
+        print(f"\nquit during a 1 MiB variants load -> exit: {elapsed * 1000:.0f} ms")
+        assert elapsed < 2.0  # the load itself takes 3 s on a free machine, twice that loaded
     finally:
         proc.close()
 

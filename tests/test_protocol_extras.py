@@ -11,6 +11,9 @@ import re
 import pytest
 from engine_process import MID_FEN, EngineProcess, errors, infos
 
+from c4engine.geometry import Geometry
+from c4engine.protocol.server import max_perft_depth
+
 # ------------------------------------------------------------------ extras
 
 def test_d_shows_board_fen_side_and_moves(engine: EngineProcess) -> None:
@@ -76,6 +79,14 @@ def test_perft_counts_only_unfinished_games(engine: EngineProcess) -> None:
     lines = engine.command("perft 2")
     assert lines[:7] == ["1: 0"] + [f"{c}: 7" for c in range(2, 8)]
     assert lines[7:] == ["", "Nodes searched: 42"]
+
+
+@pytest.mark.parametrize("board, cap", [("7x6", 10), ("8x7", 9), ("16x3k5", 7), ("3x3k3", 9), ("1x5k3", 5),
+                                        ("26x1k3", 5)])
+def test_perft_depth_has_a_cap_on_every_board(board: str, cap: int) -> None:
+    """At most W^N sequences, as on 7x6 at depth 10, and no more plies than cells:
+    ``perft 9`` on 16x3k5 (16^9 sequences) ran for minutes with nothing answered."""
+    assert max_perft_depth(Geometry.parse(board)) == cap
 
 
 def test_bench_prints_nodes_searched(engine: EngineProcess) -> None:

@@ -10,6 +10,8 @@ process; a refused name or file must change nothing.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +108,8 @@ def test_play_on_8x7_from_a_variants_file(engine: EngineProcess) -> None:
     engine.send("setoption name MultiPV value 1")
     perft = engine.command("perft 2")
     assert perft[:2] == ["P@a2: 8", "P@b1: 8"] and perft[-1] == "Nodes searched: 64"
+    assert errors(engine.command("perft 10")) == [
+        "info string error perft: expected a depth from 1 to 9 on the 8x7 board"]  # 8^10 > 7^10
     assert engine.command("eval")[-1].startswith("Evaluation (side to move): ")
     bench = engine.command("bench")
     assert bench[-2].startswith("Nodes searched") and int(bench[-2].split(":")[1]) > 0
@@ -161,3 +165,29 @@ def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:
     assert board_lines(engine)[7] == f"Fen: {START_FEN}"
     engine.send("go depth 2")
     assert re.fullmatch(r"P@[a-g]1", bestmoves(engine.read_until("bestmove"))[0]["move"])
+
+
+def test_no_line_is_over_64_kib_whatever_the_variants_file(tmp_path: Path) -> None:
+    """12,000 names make a ``var`` list of 130 KB: the option lists those that fit in
+    one line of the protocol (a longer one would be dropped, option and all), in
+    file order, and still accepts the others by name; an error quoting a long input
+    line is cut to the limit.  Run apart (the names stay in the process), to the end
+    of its input, which carries out every command."""
+    names = [f"game{i:05d}" for i in range(12_000)]
+    path = tmp_path / "many.ini"
+    path.write_text("".join(f"[{name}:cfour-8x7]\n" for name in names))
+    script = (f"setoption name VariantPath value {path}\nuci\nsetoption name UCI_Variant value {names[-1]}\n"
+              f"setoption name UCI_Variant value nope\n{'x' * 65_530}\nisready\n").encode()
+    done = subprocess.run([sys.executable, "-m", "c4engine"], input=script, capture_output=True, timeout=120,
+                          check=True)
+    lines = done.stdout.decode().splitlines()
+    assert max(len(line.encode()) for line in lines) <= 65536
+    option = next(line for line in lines if line.startswith("option name UCI_Variant "))
+    from_file = option.split(" var ")[7:]  # after cfour and the five listed boards
+    assert 1000 < len(from_file) < len(names) and from_file == names[:len(from_file)]
+    assert len(option) + len(f" var {names[len(from_file)]}") > 65536  # the next one did not fit
+    errors_seen = [line for line in lines if line.startswith("info string error")]
+    assert len(errors_seen) == 2, errors_seen  # nope, the unknown command; the last name was accepted
+    assert errors_seen[0].startswith("info string error option UCI_Variant: no variant named 'nope'")
+    assert errors_seen[1].startswith("info string error unknown command 'xxx") and errors_seen[1].endswith("...")
+    assert lines[-1] == "readyok"

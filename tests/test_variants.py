@@ -8,6 +8,8 @@ an ignored rule would make the two engines play different games.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,10 @@ def test_built_in_names() -> None:
     ("cfour-9x7", "needs width x \\(height \\+ 1\\) <= 64"),
     ("cfour-7x6k8", "row length 8 is out of range"),
     ("cfour-7x6x", "expected WxH or WxHkK"),
+    ("cfour-٧x٦", "expected WxH or WxHkK"),  # digits are ASCII: not Arabic-Indic ones,
+    ("cfour-７x６", "expected WxH or WxHkK"),  # nor fullwidth ones
+    ("cfour-7x6k４", "expected WxH or WxHkK"),
+    ("cfour-27x1k3", "at most 26 columns"),
 ])
 def test_unknown_names_are_refused(name: str, message: str) -> None:
     with pytest.raises(VariantError, match=message):
@@ -118,3 +124,23 @@ def test_built_in_rules_are_fairy_stockfish_cfour() -> None:
             key, value = (part.strip() for part in line.split("=", 1))
             assert rules.pop(key) == value
     assert rules == {}
+
+
+def test_a_section_may_inherit_from_an_earlier_one_in_any_case(tmp_path: Path) -> None:
+    path = write(tmp_path, "[Big:cfour-8x7]\nconnectN = 5\n[bigger:BIG]\n[big:cfour-8x7]\nconnectN = 5\n")
+    variants = VariantSet().with_file(path)
+    assert variants.find("bigger").geometry == Geometry(8, 7, 5)
+    assert [v.name for v in variants.loaded] == ["Big", "bigger"]  # a name loaded again keeps the first
+
+
+def test_a_large_file_loads_in_linear_time(tmp_path: Path) -> None:
+    """16,000 sections, each naming the one before as its parent: every look-up by
+    name is a dict's, so this takes about a second (the linear scans it replaced took
+    minutes, with ``isready`` unanswered).  Run apart, so that a slow load fails
+    the test at its time-out instead of holding the suite."""
+    sections = "".join(f"[v{i}:{f'v{i - 1}' if i else 'cfour'}]\nnFoldRule = 3\n" for i in range(16_000))
+    path = write(tmp_path, sections)
+    code = ("import sys; from c4engine.rules.variants import VariantSet; "
+            "print(len(VariantSet().with_file(sys.argv[1]).loaded))")
+    done = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["16000"], done.stderr

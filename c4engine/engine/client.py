@@ -288,14 +288,16 @@ class EngineClient:
     def _next(self, deadline: float | None, waiting_for: str,
               timeout: float | None) -> tuple[float, str]:
         """The next stamped line.  Waits in short slices so that the end of the
-        process is noticed even when a child it left still holds the pipe open."""
+        process is noticed even when a child it left still holds the pipe open.
+
+        Past the deadline, a line the reading thread stamped before it still counts:
+        on a loaded machine this thread may wake after the deadline although the
+        answer came in time, and it must not be judged by its own lateness."""
         exited_at: float | None = None
         while True:
             if self._eof:
                 raise self._death()
             now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                raise EngineTimeout(f"{self.name}: no {waiting_for} within {timeout:g} s")
             if exited_at is None and self._process is not None and self._process.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE:
@@ -303,9 +305,13 @@ class EngineClient:
                 raise self._death()
             wait = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - now)
             try:
-                stamp, item = self._lines.get(timeout=wait)
+                stamp, item = self._lines.get(timeout=wait) if wait > 0 else self._lines.get_nowait()
             except queue.Empty:
-                continue
+                stamp, item = time.monotonic(), None
+                if deadline is None or stamp < deadline:
+                    continue
+            if deadline is not None and stamp >= deadline:
+                raise EngineTimeout(f"{self.name}: no {waiting_for} within {timeout:g} s")
             if isinstance(item, _OutputEnd):
                 self._eof, self._read_failure = True, item.failure
                 raise self._death()

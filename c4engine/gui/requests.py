@@ -10,7 +10,7 @@ from typing import Any
 
 from ..geometry import Geometry, GeometryError
 from ..reviewer.games import GameInput, InputProblem, read_input
-from ..rules.notation import check_writable
+from ..rules.notation import parse_board
 
 MODES = ("first", "second", "humans")  # the person plays first, second, or both sides
 LEVELS = range(0, 21)
@@ -81,11 +81,9 @@ def read_board(text: object) -> Geometry:
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise RequestError("a board is written WxH or WxHkK, e.g. 8x7 or 9x6k5")
     try:
-        geometry = Geometry.parse(text)
-        check_writable(geometry)
+        return parse_board(text)
     except GeometryError as err:
         raise RequestError(str(err)) from None
-    return geometry
 
 
 def whole_number(message: dict[str, Any], key: str, allowed: range, default: int | None = None) -> int:

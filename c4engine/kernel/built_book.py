@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..geometry import Geometry, GeometryError
+from ..inputs import open_regular
 from ..rules.bits import mirror as mirror_bits
 from .book import NOT_IN_BOOK, bytes_at
 from .jit import jit, mirror
@@ -86,7 +87,7 @@ def write_book(path: Path, header: BookHeader, keys: np.ndarray, values: np.ndar
 def read_header(path: Path) -> BookHeader:
     """The header of a book file, checked against the file's size."""
     try:
-        with open(path, "rb") as source:
+        with open_regular(path) as source:
             raw = source.read(HEADER.size)
         size = path.stat().st_size
     except OSError as err:

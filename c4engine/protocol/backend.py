@@ -26,13 +26,15 @@ from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
 from ..search.bench import bench_lines, run_bench
 from ..search.levels import FULL_STRENGTH, Strength, level_for_elo
-from ..search.limits import Budget, Limits, clock_budget, movetime_budget
+from ..search.limits import Budget, Lateness, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
 from ..search.weights import ntuple_block, weights_named
 from .go_params import GoParams
 from .options import NO_PATH, STRENGTH_OPTIONS, OptionError, Options
+
+PERFT_PIECE_LEAVES = 1 << 20  # the most move sequences one kernel call of perft may count
 
 
 class Backend:
@@ -45,6 +47,7 @@ class Backend:
         self.geometry = geometry
         self._book: OpeningBook | None = None
         self._rng = random.Random()
+        self.lateness = Lateness()  # kept across games and boards: it is the machine's
         self.searcher = self._new_searcher(geometry)
         self._books_at_full_strength = self._full_strength()
 
@@ -162,8 +165,8 @@ class Backend:
         """Thinking time from ``movetime`` (which wins over a clock) or the side to
         move's clock, if any."""
         if params.movetime is not None:
-            return movetime_budget(params.movetime)
-        overhead = float(self.options.number("Move Overhead"))
+            return movetime_budget(params.movetime, self.lateness.allowance_ms())
+        overhead = float(self.options.number("Move Overhead")) + self.lateness.allowance_ms()
         time_left, increment = params.clock(pos.side_to_move == 0)
         if time_left is None:
             return None
@@ -231,15 +234,34 @@ class Backend:
         lines.append(f"Evaluation (side to move): {total} cp")
         return lines
 
-    def perft(self, pos: Board, depth: int, drops: bool) -> list[str]:
-        """Per-move counts and the total, as Stockfish prints them."""
+    def perft(self, pos: Board, depth: int, drops: bool, stopped: Callable[[], bool]) -> list[str]:
+        """Per-move counts and the total, as Stockfish prints them; once ``stopped()``,
+        the moves counted so far and a line that says perft stopped."""
+        moves = pos.legal_moves()
         lines, total = [], 0
-        for col in pos.legal_moves():
-            child = pos.play(col)
-            count = int(self.searcher.kernel.solve.perft(child.current, child.mask, depth - 1))
+        for col in moves:
+            count = self._perft_count(pos.play(col), depth - 1, stopped)
+            if count is None:
+                return lines + [f"info string perft stopped after {len(lines)} of {len(moves)} moves"]
             total += count
             lines.append(f"{format_move(col, pos, drops)}: {count}")
         return lines + ["", f"Nodes searched: {total}"]
+
+    def _perft_count(self, pos: Board, depth: int, stopped: Callable[[], bool]) -> int | None:
+        """perft of ``pos`` in kernel calls of at most :data:`PERFT_PIECE_LEAVES` move
+        sequences each (a few milliseconds), ``stopped()`` asked between them (numba
+        cannot be interrupted); None once it says stop."""
+        if stopped():
+            return None
+        if pos.geometry.width ** depth <= PERFT_PIECE_LEAVES or pos.is_over():
+            return int(self.searcher.kernel.solve.perft(pos.current, pos.mask, depth))
+        total = 0
+        for col in pos.legal_moves():
+            count = self._perft_count(pos.play(col), depth - 1, stopped)
+            if count is None:
+                return None
+            total += count
+        return total
 
     def bench(self) -> list[str]:
         result = bench_lines(run_bench(self.searcher))

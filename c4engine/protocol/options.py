@@ -14,6 +14,7 @@ from ..rules.notation import parse_int
 from ..rules.variants import Variant, VariantError, VariantSet
 from ..search.levels import FULL_STRENGTH, MAX_ELO, MIN_ELO
 from ..search.memory import DEFAULT_HASH_MB
+from .lines import MAX_LINE_BYTES
 
 NO_PATH = "<empty>"  # Fairy-Stockfish's value for "no variants file"
 STRENGTH_OPTIONS = ("Skill Level", "UCI_LimitStrength", "UCI_Elo")  # a level, or full strength
@@ -41,7 +42,7 @@ class Spec:
         elif self.kind == "spin":
             line += f" default {self.default} min {self.low} max {self.high}"
         elif self.kind == "combo":
-            line += f" default {self.default}" + "".join(f" var {c}" for c in self.choices)
+            line = _with_choices(f"{line} default {self.default}", self.choices)
         elif self.kind == "string":
             line += f" default {self.default}"
         return line
@@ -70,6 +71,21 @@ class Spec:
             if raw.lower() == choice.lower():
                 return choice
         raise OptionError(f"option {self.name}: '{raw}' is not one of {', '.join(self.choices)}")
+
+
+def _with_choices(head: str, choices: tuple[str, ...]) -> str:
+    """``head`` and `` var <choice>`` for each choice in order, up to the first that
+    would take the line over the protocol's :data:`MAX_LINE_BYTES`: a variants file
+    may name more games than one line holds, and a longer line would be dropped
+    by the GUI, option and all.  A game left out is still accepted by name."""
+    parts, size = [head], len(head.encode())
+    for choice in choices:
+        part = f" var {choice}"
+        size += len(part.encode())
+        if size > MAX_LINE_BYTES:
+            break
+        parts.append(part)
+    return "".join(parts)
 
 
 SPECS = (

@@ -13,7 +13,23 @@ import time
 from collections import deque
 from typing import IO, Callable
 
+from .lines import MAX_LINE_BYTES
+
+CUT_MARK = "..."  # ends a line cut to the limit
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
+
+
+def within_line_limit(line: str) -> str:
+    """``line`` cut to the protocol's :data:`MAX_LINE_BYTES` in UTF-8, ending in ``...``
+    when cut: an error that quotes a long input line must not itself become a line
+    that clients drop unread.  What the engine writes on purpose (the ``uci``
+    reply's options included) is made to fit; this is the rule for the rest."""
+    if len(line) <= MAX_LINE_BYTES // 4:  # at most 4 bytes a character: fits
+        return line
+    raw = line.encode("utf-8", "backslashreplace")
+    if len(raw) <= MAX_LINE_BYTES:
+        return line
+    return raw[:MAX_LINE_BYTES - len(CUT_MARK)].decode("utf-8", "ignore") + CUT_MARK
 
 
 class Output:
@@ -33,6 +49,7 @@ class Output:
         threading.Thread(target=self._write_all, name="output", daemon=True).start()
 
     def __call__(self, line: str) -> None:
+        line = within_line_limit(line)
         with self._changed:
             if not self._pending:  # the writer was idle: a stall is timed from now
                 self._last_write = time.monotonic()

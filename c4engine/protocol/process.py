@@ -44,13 +44,21 @@ def is_quit(line: str) -> bool:
     return line.split() == ["quit"]
 
 
+def is_stop(line: str) -> bool:
+    """A ``stop`` command, with whatever words follow (it takes none and ignores them),
+    so that the reading thread counts every ``stop`` the command thread carries out."""
+    return line.split()[:1] == ["stop"]
+
+
 def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
     """The protocol loop; it ends the process with status 0.
 
     ``quit`` ends the process at once: the running search is stopped and its
     bestmove written, the commands read before it are carried out (a ``go``
-    among them is answered as if stopped at once), but a command that cannot
-    be interrupted (``bench``, a table being set up) is not waited for.  At the
+    among them is answered as if stopped at once, a ``perft`` ends at once), but
+    a command that cannot be interrupted (``bench``, a table or board being set
+    up, a variants file being read, a wait for the start-up) is not waited for,
+    nor the commands after it.  At the
     end of input the commands already read are carried out (see
     :meth:`Server.end_of_input`).  Either way the output is written out unless
     the reader has stopped reading; a reader that is gone ends the process
@@ -73,11 +81,14 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
 
 def _hand_over(lines: Iterator[str], server: Server, commands: CommandThread) -> bool:
     """Queue every line for the command thread until ``quit`` (True), which stops the
-    running search at once, or the end of input (False)."""
+    running search at once, or the end of input (False).  A ``stop`` is also told
+    to the server as it is read: a ``perft`` running on the command thread ends."""
     for line in lines:
         if is_quit(line):
             server.interrupt()
             return True
+        if is_stop(line):
+            server.stop_read()
         commands.put(line)
     return False
 

@@ -69,12 +69,18 @@ class SearchJob:
             self.release.set()
 
     def _run(self) -> None:
+        """Search, then write the bestmove and tell the backend's :class:`Lateness` how
+        far past the hard deadline it came (counted, like the deadline, from when the
+        search could start)."""
         timed = not (self.params.infinite or self.params.ponder)
+        deadline_ms = None
         try:
             spent_ms = (time.perf_counter() - self.read_at) * 1000.0
             limits = self.backend.limits(self.position, self.params, timed, spent_ms)
+            if limits.hard_ms is not None:
+                deadline_ms = spent_ms + limits.hard_ms
             if self.debug:
-                self.out(f"info string debug {limits}")
+                self.out(f"info string debug {limits} late_ms={round(self.backend.lateness.allowance_ms())}")
             result = self.backend.search(self.position, limits, self.signal, self.drops)
             line = bestmove_line(self.position, result, self.drops)
         except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
@@ -84,6 +90,7 @@ class SearchJob:
         if self._timer is not None:
             self._timer.cancel()
         self.out(line)
+        self.backend.lateness.record((time.perf_counter() - self.read_at) * 1000.0, deadline_ms)
 
     def _fallback_bestmove(self) -> str:
         moves = self.position.legal_moves()

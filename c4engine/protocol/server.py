@@ -28,13 +28,24 @@ if TYPE_CHECKING:
     from .backend import Backend
     from .search_job import SearchJob
 
-MAX_PERFT_DEPTH = 10
+PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
 # applied to the searcher at once
 SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
 
 
 class CommandError(ValueError):
     """A command the engine refuses; the message says why."""
+
+
+def max_perft_depth(geometry: Geometry) -> int:
+    """The deepest ``perft`` on ``geometry``: the most plies N with W^N (what N plies
+    could count at most) within :data:`PERFT_LEAF_BOUND`, and no more than the board
+    has cells: 10 on 7x6, 9 on 8x7, 7 on 16x3, all 9 plies of 3x3.  Every board's
+    deepest perft then takes about as long as 7x6's ``perft 10``."""
+    depth = 1
+    while depth < geometry.cells and geometry.width ** (depth + 1) <= PERFT_LEAF_BOUND:
+        depth += 1
+    return depth
 
 
 def parse_position(tokens: list[str], geometry: Geometry = STANDARD) -> tuple[Board, Board]:
@@ -70,7 +81,9 @@ class Server:
         self._ready = threading.Event()
         self._job: SearchJob | None = None
         self.quitting = threading.Event()
-        self.busy = False  # a command that nothing interrupts runs: bench, setting up a table
+        self.busy = False  # a command that nothing interrupts runs (see _uninterruptible)
+        self.stops_read = 0  # ``stop`` lines the reading thread has read ...
+        self.stops_done = 0  # ... and those the command thread has carried out
         self.read_at = time.perf_counter()  # when the command being carried out was read
         self.searchable_at = self.read_at  # since when the search can run (see _setting_up)
         threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
@@ -94,20 +107,36 @@ class Server:
             self._ready.set()
 
     @contextmanager
-    def _setting_up(self) -> Iterator[None]:
-        """A table or a board being set up: nothing interrupts it (``busy``), and a ``go``
-        read meanwhile starts its clock when it is done, as one read during the
-        start-up does (a pipe may hold the ``go`` long before the engine can search;
-        a GUI sends it after ``readyok``, and then its clock starts when it is read)."""
+    def _uninterruptible(self) -> Iterator[None]:
+        """A step that nothing can interrupt (``busy``): a table or a board set up, the
+        bench, a variants file read, the wait for the start-up.  ``quit`` does not wait
+        for it (see :func:`.process.run`)."""
+        was_busy = self.busy
         self.busy = True
         try:
             yield
         finally:
-            self.busy = False
+            self.busy = was_busy
+
+    @contextmanager
+    def _setting_up(self) -> Iterator[None]:
+        """A table or a board being set up: nothing interrupts it, and a ``go`` read
+        meanwhile starts its clock when it is done, as one read during the start-up
+        does (a pipe may hold the ``go`` long before the engine can search; a GUI
+        sends it after ``readyok``, and then its clock starts when it is read)."""
+        try:
+            with self._uninterruptible():
+                yield
+        finally:
             self.searchable_at = time.perf_counter()
 
+    def _wait_for_warm_up(self) -> None:
+        if not self._ready.is_set():
+            with self._uninterruptible():
+                self._ready.wait()
+
     def backend_ready(self) -> Backend:
-        self._ready.wait()
+        self._wait_for_warm_up()
         if self.backend is None:
             raise CommandError("the search is not available (see the error at start-up)")
         return self.backend
@@ -146,9 +175,19 @@ class Server:
         job.thread.join()
         self._job = None
 
+    def stop_read(self) -> None:
+        """``stop`` was read (it is carried out in its turn too): a ``perft`` running
+        now, necessarily read before it, ends at once (see :meth:`_perft_stopped`)."""
+        self.stops_read += 1
+
+    def _perft_stopped(self) -> bool:
+        """Whether the running ``perft`` is to end: ``quit``, or a ``stop`` read and not
+        yet carried out, so read after the ``perft`` (commands run in order)."""
+        return self.quitting.is_set() or self.stops_read > self.stops_done
+
     def interrupt(self) -> None:
-        """``quit`` was read: stop the running search now, from the reading thread,
-        and every search the commands queued before it start."""
+        """``quit`` was read: stop the running search (or perft) now, from the reading
+        thread, and every search the commands queued before it start."""
         self.quitting.set()
         job = self._job
         if job is not None:
@@ -170,7 +209,7 @@ class Server:
         self.out("uciok")
 
     def cmd_isready(self, args: list[str]) -> None:
-        self._ready.wait()
+        self._wait_for_warm_up()
         self.out("readyok")
 
     def cmd_debug(self, args: list[str]) -> None:
@@ -189,7 +228,8 @@ class Server:
         raw = " ".join(args[value_at + 1:]) if value_at < len(args) else None
         spec, value = self.options.check(name, raw)
         if spec.name == "VariantPath":
-            variants = self.options.with_variants_file(str(value))
+            with self._uninterruptible():
+                variants = self.options.with_variants_file(str(value))
         self.finish_search(stop=True)
         if spec.name == "UCI_Variant":
             self.set_variant(str(value))
@@ -258,6 +298,7 @@ class Server:
         self._job.thread.start()
 
     def cmd_stop(self, args: list[str]) -> None:
+        self.stops_done += 1
         if self._job is not None:
             self._job.stop()
 
@@ -280,13 +321,17 @@ class Server:
             self.out(line)
 
     def cmd_perft(self, args: list[str]) -> None:
+        """Counted here, in order with the other commands, so its lines never mix with
+        theirs; a ``stop`` or ``quit`` read meanwhile ends it at once."""
         try:
             depth = parse_int(args[0]) if len(args) == 1 else 0
         except ValueError:
             depth = 0
-        if not 1 <= depth <= MAX_PERFT_DEPTH:
-            raise CommandError(f"perft: expected a depth from 1 to {MAX_PERFT_DEPTH}")
-        for line in self.backend_ready().perft(self.position, depth, self.drops):
+        geometry = self.variant.geometry
+        if not 1 <= depth <= max_perft_depth(geometry):
+            raise CommandError(f"perft: expected a depth from 1 to {max_perft_depth(geometry)} "
+                               f"on the {geometry} board")
+        for line in self.backend_ready().perft(self.position, depth, self.drops, self._perft_stopped):
             self.out(line)
 
     def cmd_bench(self, args: list[str]) -> None:
@@ -294,10 +339,7 @@ class Server:
             raise CommandError("bench: takes no arguments")
         self.finish_search(stop=True)
         backend = self.backend_ready()
-        self.busy = True
-        try:
+        with self._uninterruptible():
             lines = backend.bench()
-        finally:
-            self.busy = False
         for line in lines:
             self.out(line)

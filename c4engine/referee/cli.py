@@ -21,6 +21,7 @@ from ..engine.limits import HANDSHAKE_TIMEOUT
 from ..engine.process import EngineError, own_engine_argv
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import MAX_VALUE
+from ..rules.notation import parse_board
 from ..rules.variants import Variant, VariantError, VariantSet, variant_name
 from .cluster import (
     ADDRESS_FORMS,
@@ -169,7 +170,7 @@ def board_geometry(board: str | None) -> Geometry | None:
     """The board ``--board`` names (None when it is not given); click's error for a
     board that cannot be read."""
     try:
-        return Geometry.parse(board) if board else None
+        return parse_board(board) if board else None
     except GeometryError as err:
         raise click.BadParameter(str(err), param_hint="--board") from None
 

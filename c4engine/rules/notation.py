@@ -15,6 +15,7 @@ empty cell.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from string import ascii_lowercase
 
 from ..geometry import STANDARD, Geometry, GeometryError
@@ -36,14 +37,25 @@ def check_writable(geometry: Geometry) -> None:
             f"board {geometry}: drops name files a-z, so at most {len(FILES)} columns")
 
 
+def parse_board(text: str) -> Geometry:
+    """A board name as every interface reads it (each tool's ``--board``, the page,
+    ``cfour-WxH`` variant names): ``WxH`` or ``WxHkK`` in ASCII digits, a board the
+    bitboard holds and whose drops can be written; GeometryError naming the limit."""
+    geometry = Geometry.parse(text)
+    check_writable(geometry)
+    return geometry
+
+
 def uses_digits(geometry: Geometry) -> bool:
     """Whether column digits can name every column (at most 9 columns)."""
     return geometry.width <= MAX_DIGIT_COLUMNS
 
 
+@lru_cache(maxsize=256)
 def start_fen(geometry: Geometry = STANDARD) -> str:
     """The empty board's FEN, as cutechess and Fairy-Stockfish write it: the first
-    player holds the larger half of the stones when the cell count is odd."""
+    player holds the larger half of the stones when the cell count is odd.  Kept
+    per board: a variants file of thousands of sections asks for it per section."""
     return to_fen(Board(geometry=geometry))
 
 

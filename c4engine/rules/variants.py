@@ -20,17 +20,19 @@ so it must say everything ``[cfour]`` says.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from functools import lru_cache
 from typing import Callable
 
 from ..geometry import STANDARD, Geometry, GeometryError
+from ..inputs import open_regular
 from .board import Board, RulesError
-from .notation import FILES, check_writable, parse_fen, start_fen
+from .notation import FILES, check_writable, parse_board, parse_fen, start_fen
 
 STANDARD_NAME = "cfour"
 BOARD_NAME_PREFIX = "cfour-"
 LISTED_BOARDS = ("6x7", "7x7", "8x7", "9x6", "9x6k5")  # named in the option; any other is accepted
 MAX_FILE_BYTES = 1 << 20
+NAMES_IN_MESSAGES = 20  # an unknown name's error lists this many known ones
 
 Rules = dict[str, str]
 
@@ -94,8 +96,10 @@ def rules_for(geometry: Geometry) -> Rules:
             "immobilityIllegal": "false", "connectN": str(geometry.connect), "nMoveRule": "0"}
 
 
+@lru_cache(maxsize=256)
 def built_in(geometry: Geometry) -> Variant:
-    """The built-in variant of ``geometry``: ``cfour`` for 7x6, else ``cfour-WxH[kK]``."""
+    """The built-in variant of ``geometry``: ``cfour`` for 7x6, else ``cfour-WxH[kK]``
+    (kept per board: every section of a variants file names its parent)."""
     check_writable(geometry)
     name = STANDARD_NAME if geometry == STANDARD else BOARD_NAME_PREFIX + geometry.name
     return Variant(name, geometry, tuple(rules_for(geometry).items()))
@@ -108,10 +112,15 @@ def variant_name(geometry: Geometry) -> str:
 
 class VariantSet:
     """The games ``UCI_Variant`` offers: the built-ins and those loaded from files.
-    Immutable: :meth:`with_file` returns a new set, so a refused file changes nothing."""
+    Immutable: :meth:`with_file` returns a new set, so a refused file changes nothing.
+    The loaded games are also kept by lowered name, so that reading a file of n
+    sections, each looked up by name and parent, takes time linear in n."""
 
     def __init__(self, loaded: tuple[Variant, ...] = ()) -> None:
         self.loaded = loaded
+        self._by_name: dict[str, Variant] = {}
+        for variant in loaded:
+            self._by_name.setdefault(variant.name.lower(), variant)
 
     def names(self) -> list[str]:
         """The names the option lists: ``cfour`` first, then the listed sizes, then the
@@ -121,58 +130,81 @@ class VariantSet:
 
     def find(self, name: str) -> Variant:
         """The variant called ``name`` (case-insensitive, as UCI option values are)."""
-        for variant in self.loaded:
-            if variant.name.lower() == name.lower():
-                return variant
-        lowered = name.lower()
-        if lowered == STANDARD_NAME:
-            return built_in(STANDARD)
-        if lowered.startswith(BOARD_NAME_PREFIX):
-            try:
-                return built_in(Geometry.parse(lowered[len(BOARD_NAME_PREFIX):]))
-            except GeometryError as err:
-                raise VariantError(f"variant '{name}': {err}") from None
-        raise VariantError(f"no variant named '{name}' (known: {', '.join(self.names())}, "
-                           f"or cfour-WxH / cfour-WxHkK for another board)")
+        variant = _find(name, self._by_name)
+        if variant is None:
+            raise VariantError(f"no variant named '{name}' (known: {self._some_names()}, "
+                               f"or cfour-WxH / cfour-WxHkK for another board)")
+        return variant
+
+    def _some_names(self) -> str:
+        """The first :data:`NAMES_IN_MESSAGES` names, and how many there are when there
+        are more: a message stays one short line whatever a variants file holds."""
+        names = self.names()
+        shown = ", ".join(names[:NAMES_IN_MESSAGES])
+        return shown if len(names) <= NAMES_IN_MESSAGES else f"{shown} and {len(names) - NAMES_IN_MESSAGES} more"
 
     def with_file(self, path: str) -> VariantSet:
         """This set and the variants of the file at ``path``, all of them or, when any
-        section is refused, none (VariantError names the section, key and reason)."""
+        section is refused, none (VariantError names the section, key and reason).
+        A section redefining a loaded name keeps the loaded game (on the same board)."""
         text = read_text(path)
         loaded = list(self.loaded)
+        by_name = dict(self._by_name)
         for name, parent, rules in parse_sections(text, path):
-            variant = self._variant_of(name, parent, rules, loaded)
+            variant = _variant_of(name, parent, rules, by_name)
             try:
-                known = VariantSet(tuple(loaded)).find(name)
+                known = _find(name, by_name)
             except VariantError:
                 known = None
             if known is not None and known.geometry != variant.geometry:
                 raise VariantError(f"{path}: [{name}] is already the {known.geometry} game; "
                                    f"it cannot become {variant.geometry}")
-            if known is None or known not in loaded:
+            if name.lower() not in by_name:
                 loaded.append(variant)
+                by_name[name.lower()] = variant
         return VariantSet(tuple(loaded))
 
-    def _variant_of(self, name: str, parent: str | None, own: Rules, loaded: list[Variant]) -> Variant:
-        if parent is None:
-            rules = dict(FAIRY_DEFAULTS)
-        else:
-            try:
-                rules = dict(VariantSet(tuple(loaded)).find(parent).rules)
-            except VariantError:
-                raise VariantError(f"[{name}:{parent}]: no variant '{parent}' is built in or "
-                                   f"defined earlier") from None
-        rules.update(own)
+
+def _find(name: str, loaded: dict[str, Variant]) -> Variant | None:
+    """The variant called ``name`` among ``loaded`` (keyed by lowered name), else built
+    in; None when nothing has that name, VariantError for a ``cfour-WxH`` the engine
+    cannot play."""
+    lowered = name.lower()
+    if lowered in loaded:
+        return loaded[lowered]
+    if lowered == STANDARD_NAME:
+        return built_in(STANDARD)
+    if lowered.startswith(BOARD_NAME_PREFIX):
         try:
-            return Variant(name, geometry_of(rules), tuple(rules.items()))
-        except (VariantError, GeometryError, RulesError) as err:
-            raise VariantError(f"[{name}]: {err}") from None
+            return built_in(parse_board(lowered[len(BOARD_NAME_PREFIX):]))
+        except GeometryError as err:
+            raise VariantError(f"variant '{name}': {err}") from None
+    return None
+
+
+def _variant_of(name: str, parent: str | None, own: Rules, loaded: dict[str, Variant]) -> Variant:
+    """The section ``[name:parent]`` with its own keys, its parent among ``loaded`` or built in."""
+    if parent is None:
+        rules = dict(FAIRY_DEFAULTS)
+    else:
+        try:
+            found = _find(parent, loaded)
+        except VariantError:
+            found = None
+        if found is None:
+            raise VariantError(f"[{name}:{parent}]: no variant '{parent}' is built in or defined earlier")
+        rules = dict(found.rules)
+    rules.update(own)
+    try:
+        return Variant(name, geometry_of(rules), tuple(rules.items()))
+    except (VariantError, GeometryError, RulesError) as err:
+        raise VariantError(f"[{name}]: {err}") from None
 
 
 def read_text(path: str) -> str:
     """The file's text; VariantError when it cannot be read as a small UTF-8 file."""
     try:
-        with open(Path(path), "rb") as stream:
+        with open_regular(path) as stream:
             raw = stream.read(MAX_FILE_BYTES + 1)
     except OSError as err:
         raise VariantError(f"cannot read variants file '{path}': {err.strerror or err}") from None
@@ -229,7 +261,7 @@ def geometry_of(rules: Rules) -> Geometry:
     if "startFen" not in rules:
         raise VariantError("no startFen: it must be the empty board, "
                            f"'{start_fen(geometry)}'")
-    if parse_fen(rules["startFen"], geometry).stones:
+    if rules["startFen"] != start_fen(geometry) and parse_fen(rules["startFen"], geometry).stones:
         raise VariantError(f"startFen must be the empty board, '{start_fen(geometry)}'")
     return geometry
 

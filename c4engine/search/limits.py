@@ -12,11 +12,21 @@ soft one (no new iteration starts after it) and a hard one (the search is
 stopped); the hard one never takes more than half of what is left, so even a
 run of long searches cannot lose on time.  Both count from the moment the
 ``go`` was read.
+
+On a loaded machine the answer comes later than the deadline: the timer thread
+that stops the search, and the search thread that unwinds, wait for a processor
+(measured with one CPU burner beside the engine: the timer woke 14-36 ms late).
+No fixed margin fits every machine, so the engine measures it: :class:`Lateness`
+keeps how far past its hard deadline each recent search answered, and the next
+budgets stop earlier by twice the most of them, on a movetime as on a clock:
+what the engine cannot see (the ``go`` waiting in the pipe to be read, the
+GUI's thread waking to read the answer) waits for the same processors.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, replace
 
 from ..geometry import STANDARD
@@ -26,6 +36,8 @@ INCREMENT_SHARE = 0.8
 HARD_FACTOR = 3.0
 MAX_SHARE_OF_CLOCK = 0.5
 MOVETIME_MARGIN_MS = 10.0
+LATENESS_WINDOW = 32  # the searches whose lateness the next budget allows for
+LATENESS_FACTOR = 2.0  # the go's trip in and the answer's trip out wait as long again
 
 
 @dataclass(frozen=True)
@@ -60,10 +72,31 @@ class Budget:
     hard_ms: float
 
 
+class Lateness:
+    """How late the recent searches answered, past their hard deadline: the most of
+    the last :data:`LATENESS_WINDOW` that ran into it (a search that ended sooner
+    says nothing about the machine).  The most, not a mean: one answer too late
+    loses the game.  It fades as soon as searches answer on time again."""
+
+    def __init__(self) -> None:
+        self._recent: deque[float] = deque(maxlen=LATENESS_WINDOW)
+
+    def record(self, answered_ms: float, hard_ms: float | None) -> None:
+        """A search answered ``answered_ms`` after its ``go`` was read, its hard deadline
+        ``hard_ms`` after it (None: no deadline, nothing learned)."""
+        if hard_ms is not None and answered_ms >= hard_ms:
+            self._recent.append(answered_ms - hard_ms)
+
+    def allowance_ms(self) -> float:
+        """What the next budget keeps aside for it: :data:`LATENESS_FACTOR` times the most."""
+        return LATENESS_FACTOR * max(self._recent, default=0.0)
+
+
 def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | None, stones: int,
                  overhead_ms: float, cells: int = STANDARD.cells) -> Budget:
     """Soft and hard thinking time for the side to move, in milliseconds, with
-    ``stones`` of the board's ``cells`` filled."""
+    ``stones`` of the board's ``cells`` filled; ``overhead_ms`` is ``Move Overhead``
+    and the :class:`Lateness` allowance together."""
     own_moves_left = (cells - stones + 1) // 2
     horizon = max(2, math.ceil(own_moves_left * SHARE_OF_MOVES_LEFT))
     if moves_to_go:
@@ -75,10 +108,11 @@ def clock_budget(time_left_ms: float, increment_ms: float, moves_to_go: int | No
     return Budget(soft_ms=min(soft, hard), hard_ms=hard)
 
 
-def movetime_budget(movetime_ms: float) -> Budget:
+def movetime_budget(movetime_ms: float, late_ms: float = 0.0) -> Budget:
     """A fixed time per move: all of it but :data:`MOVETIME_MARGIN_MS`, the time the
     answer takes to leave the process once the search is stopped (the timer waking,
-    the search unwinding, the line written), so that the GUI reads ``bestmove``
-    within the movetime.  ``Move Overhead`` does not come off it, as in Stockfish."""
-    hard = max(0.0, movetime_ms - MOVETIME_MARGIN_MS)
+    the search unwinding, the line written), and ``late_ms``, the :class:`Lateness`
+    allowance, so that the GUI reads ``bestmove`` within the movetime.  ``Move
+    Overhead`` does not come off it, as in Stockfish."""
+    hard = max(0.0, movetime_ms - MOVETIME_MARGIN_MS - late_ms)
     return Budget(soft_ms=hard, hard_ms=hard)
