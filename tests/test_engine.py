@@ -30,6 +30,7 @@ from c4engine.engine.info import (
     collect_lines,
     engine_move,
     merge_info,
+    move_column,
     parse_info,
     parse_number,
 )
@@ -500,3 +501,11 @@ def test_real_c4engine_bounds_stay_bounds():
         info = engine.analyse(Position.from_moves("4455443"), Limit(depth=4))
     assert info["score"] == Score("mate", -1) and info.get("upperbound") is True
     assert "lowerbound" not in info
+
+
+@pytest.mark.parametrize("token", ["P@d٣", "P@d３", "P@d²", "٤"])
+def test_a_move_with_digits_other_than_ascii_is_no_move(token):
+    """Issue 27: the protocol writes ranks and columns in ASCII digits only, so a
+    drop or digit in another script is no move an engine can mean."""
+    with pytest.raises(ValueError):
+        move_column(token)

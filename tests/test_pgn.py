@@ -138,6 +138,13 @@ def test_move_annotations_are_written_and_read_back():
     assert [(m.nag, m.comment) for m in numeric.moves] == [("!", "good"), ("?!", "")]
 
 
+def test_move_numbers_and_nags_take_ascii_digits_only():
+    """Issue 27: a move number or NAG written in another script's digits is no PGN
+    number: ``١.`` is read as a move (and refused), not skipped as a move number."""
+    with pytest.raises(ValueError):
+        read_games('[Variant "cfour"]\n\n١. P@d1 *')
+
+
 VARIANTS_FILE = Path(__file__).resolve().parent / "data" / "variants.ini"
 FILE_VARIANT_GAME = """[White "a"]
 [Black "b"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from ..rules.board import Board, RulesError
-from ..rules.notation import DIGITS, FILES, parse_int, parse_move
+from ..rules.notation import DIGITS, FILES, is_digit_string, parse_int, parse_move
 
 MAX_NUMBER = (1 << 63) - 1
 
@@ -67,7 +67,7 @@ def move_column(token: str) -> int:
     the file of a drop, on any board); ValueError for anything else."""
     if len(token) == 1 and token in DIGITS[1:]:
         return int(token)
-    if 4 <= len(token) <= 5 and token.startswith("P@") and token[2] in FILES and token[3:].isdigit():
+    if 4 <= len(token) <= 5 and token.startswith("P@") and token[2] in FILES and is_digit_string(token[3:]):
         return FILES.index(token[2]) + 1
     raise ValueError(f"'{token[:30]}' is not a move")
 
