@@ -449,16 +449,17 @@ def test_a_fault_of_the_server_is_a_json_500_and_it_goes_on_serving() -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
     from c4engine.kernel.book import OpeningBook
-    from c4engine.service.app import Service, create_app
+    from c4engine.service.app import create_app
     from c4engine.service.books import Books
     from c4engine.service.metrics import Metrics
     from c4engine.service.params import Limits
     from c4engine.service.recent import RecentAnswers
+    from c4engine.service.routes import Service
 
     class BrokenCache:
         rows = 0
 
-        def get(self, board: Board) -> None:
+        async def lookup(self, board: Board) -> None:
             raise OSError("disk gone")
 
     service = Service(Limits((STANDARD,), 1000, 1000), Books(OpeningBook.empty()), BrokenCache(),  # type: ignore[arg-type]
