@@ -507,3 +507,20 @@ def test_workers_are_processes_answering_on_one_port(tmp_path: Path) -> None:
             counts.add(int(found.group(1)))
         assert served.stop() == 0
     assert len(counts) == 2 and sum(counts) == 60
+
+
+def test_cluster_options_are_checked_before_ray_is_imported(tmp_path: Path) -> None:
+    """A bad --cluster address, --workers with --cluster, a port 0 for Ray Serve's proxy:
+    usage errors; the local server's modules never import Ray."""
+    from click.testing import CliRunner
+
+    from c4engine.cli import cli
+    cache = ["--cache", str(tmp_path / "c.sqlite")]
+    for arguments, named in ((["--cluster", "no address"], "expected auto"),
+                             (["--cluster", "auto", "--workers", "2"], "--workers"),
+                             (["--cluster", "auto", "--port", "0"], "a port of its own")):
+        result = CliRunner().invoke(cli, ["serve", *arguments, *cache])
+        assert result.exit_code == 2 and named in result.output, result.output
+    done = subprocess.run([sys.executable, "-c", "import sys, c4engine.service.cli, c4engine.service.run, "
+                           "c4engine.service.app; assert 'ray' not in sys.modules"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
