@@ -449,16 +449,17 @@ def test_a_fault_of_the_server_is_a_json_500_and_it_goes_on_serving() -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
     from c4engine.kernel.book import OpeningBook
-    from c4engine.service.app import Service, create_app
+    from c4engine.service.app import create_app
     from c4engine.service.books import Books
     from c4engine.service.metrics import Metrics
     from c4engine.service.params import Limits
     from c4engine.service.recent import RecentAnswers
+    from c4engine.service.routes import Service
 
     class BrokenCache:
         rows = 0
 
-        def get(self, board: Board) -> None:
+        async def lookup(self, board: Board) -> None:
             raise OSError("disk gone")
 
     service = Service(Limits((STANDARD,), 1000, 1000), Books(OpeningBook.empty()), BrokenCache(),  # type: ignore[arg-type]
@@ -489,3 +490,37 @@ def test_a_cache_that_is_no_database_and_a_book_of_another_board_are_refused(tmp
     result = CliRunner().invoke(cli, ["serve", "--port", "0", "--cache", str(tmp_path / "c.sqlite"),
                                       "--book", str(book)])
     assert result.exit_code == 2 and "8x7 board, which is not served" in result.output
+
+
+def test_workers_are_processes_answering_on_one_port(tmp_path: Path) -> None:
+    """``--workers 2``: new connections to the one port reach both processes, each
+    counting its own requests (one process would count them all)."""
+    import re
+    with ServiceProcess(tmp_path / "cache.sqlite", "--workers", "2") as served:
+        assert wait_until(lambda: any("c4engine serve process 2 on" in line for line in served.log), 120)
+        for _ in range(60):
+            assert served.get("/solve?pos=4453")[2]["score"] == [-5, -5, -2, -3, -4, -2, -2]
+        counts = set()
+        for _ in range(40):
+            found = re.search(r'route="/solve",status="200"\} (\d+)', served.get("/metrics")[2])
+            assert found is not None
+            counts.add(int(found.group(1)))
+        assert served.stop() == 0
+    assert len(counts) == 2 and sum(counts) == 60
+
+
+def test_cluster_options_are_checked_before_ray_is_imported(tmp_path: Path) -> None:
+    """A bad --cluster address, --workers with --cluster, a port 0 for Ray Serve's proxy:
+    usage errors; the local server's modules never import Ray."""
+    from click.testing import CliRunner
+
+    from c4engine.cli import cli
+    cache = ["--cache", str(tmp_path / "c.sqlite")]
+    for arguments, named in ((["--cluster", "no address"], "expected auto"),
+                             (["--cluster", "auto", "--workers", "2"], "--workers"),
+                             (["--cluster", "auto", "--port", "0"], "a port of its own")):
+        result = CliRunner().invoke(cli, ["serve", *arguments, *cache])
+        assert result.exit_code == 2 and named in result.output, result.output
+    done = subprocess.run([sys.executable, "-c", "import sys, c4engine.service.cli, c4engine.service.run, "
+                           "c4engine.service.app; assert 'ray' not in sys.modules"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -105,10 +105,11 @@ def start(workdir: Path, threads: int, *options: str) -> ServiceProcess:
 @click.option("--seconds", default=30, show_default=True)
 @click.option("--connections", default=64, show_default=True)
 @click.option("--threads", default=2, show_default=True)
-def cached(seconds: int, connections: int, threads: int) -> None:
+@click.option("--workers", default=1, show_default=True, help="Server processes on the one port.")
+def cached(seconds: int, connections: int, threads: int, workers: int) -> None:
     with tempfile.TemporaryDirectory() as name:
         workdir = Path(name)
-        server = start(workdir, threads)
+        server = start(workdir, threads, "--workers", str(workers))
         try:
             paths = [f"/solve?pos={moves}" for moves in random_positions(1000, 0, 30, 1)]
             for path in paths:

@@ -13,7 +13,8 @@ being killed (``kill -9``) at any point, and a transaction cut short is rolled
 back when the file is next opened: nothing half-written is ever read.
 
 The size bound is a number of rows derived from the bound in bytes; past it,
-the oldest-written rows go first.  SQLite reuses the pages they free, so the
+the oldest-written rows go first, whichever process wrote them (``--workers``
+runs several, each with its own writer; SQLite lets one write at a time).  SQLite reuses the pages they free, so the
 file stops growing at about the bound.
 """
 
@@ -105,6 +106,10 @@ class AnswerCache:
             return None
         return Analysis(board, decode(row[0], mirrored), "cache")
 
+    async def lookup(self, board: Board) -> Analysis | None:
+        """:meth:`get`, in the event loop's thread: a read of the local file is short."""
+        return self.get(board)
+
     def put(self, analysis: Analysis) -> None:
         """Queue an exact analysis to be written; dropped (and counted) when the writer
         is that far behind, since the cache only saves work."""
@@ -145,14 +150,17 @@ class AnswerCache:
         return item
 
     def _write(self, connection: sqlite3.Connection, batch: list[tuple[str, int, bytes]]) -> None:
-        """One transaction: the new rows, then the oldest ones past the bound out."""
-        before = connection.total_changes
+        """One transaction: the new rows, then the oldest ones past the bound out.
+
+        The rows are counted from their sequence numbers, which have no gaps (a new
+        row takes the largest plus one, and only the oldest are deleted), inside the
+        transaction: right however many processes write to the file."""
         connection.execute("BEGIN IMMEDIATE")
         connection.executemany("INSERT OR IGNORE INTO answers (board, key, scores) VALUES (?, ?, ?)", batch)
-        rows = self._rows + connection.total_changes - before
+        oldest, newest = connection.execute("SELECT MIN(seq), MAX(seq) FROM answers").fetchone()
+        rows = 0 if newest is None else newest - oldest + 1
         if rows > self.max_rows:
-            connection.execute("DELETE FROM answers WHERE seq IN (SELECT seq FROM answers ORDER BY seq LIMIT ?)",
-                               (rows - self.max_rows,))
+            connection.execute("DELETE FROM answers WHERE seq <= ?", (newest - self.max_rows,))
             rows = self.max_rows
         connection.execute("COMMIT")
         self._rows = rows

@@ -11,7 +11,9 @@ import ipaddress
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,7 +21,11 @@ from ..cli import board_option, hash_option
 from ..geometry import Geometry, GeometryError
 from ..kernel.built_book import BookFileError
 from ..protocol.options import find_spec
+from ..referee.cluster import ADDRESS_FORMS, INSTALL, check_address
 from .params import Limits
+
+if TYPE_CHECKING:
+    from .run import Settings
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -37,6 +43,19 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def serve_on_cluster(settings: Settings, address: str, replicas: int, tell: Callable[[str], None]) -> None:
+    """``--cluster``: Ray Serve replicas (Ray imported only now); a usage error for a
+    port Ray Serve cannot pick itself."""
+    if settings.port == 0:
+        raise click.BadParameter("Ray Serve's proxy needs a port of its own, not 0", param_hint="'--port'")
+    try:
+        from ray import serve  # noqa: F401
+    except ImportError:
+        raise click.ClickException(f"--cluster needs Ray Serve, which is not installed: {INSTALL}") from None
+    from .cluster import run_cluster_service
+    run_cluster_service(settings, address, replicas, tell)
 
 
 def _parse_boards(ctx: click.Context, param: click.Parameter, value: str) -> tuple[Geometry, ...]:
@@ -72,16 +91,26 @@ def _parse_boards(ctx: click.Context, param: click.Parameter, value: str) -> tup
               help="A book made by `c4engine book build` to answer from (repeatable; exact books only).")
 @click.option("--idle-timeout", type=click.FloatRange(0.1, 3600), default=15.0, show_default=True,
               help="Seconds a connection may stay without a complete request (idle or slow clients).")
+@click.option("--workers", "processes", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Server processes on the one port (SO_REUSEPORT), each with --threads workers.")
+@click.option("--cluster", "cluster_address", default=None, callback=check_address,
+              help=f"Serve from Ray Serve replicas on the Ray cluster at this address ({ADDRESS_FORMS}).")
+@click.option("--replicas", type=click.IntRange(1, 1024), default=2, show_default=True,
+              help="With --cluster: solver replicas, each with --threads workers (a CPU each).")
 def serve_command(host: str, port: int, geometry: Geometry, extra_boards: tuple[Geometry, ...], threads: int,
                   hash_mb: int, cache_path: Path | None, cache_mb: int, movetime: int, max_movetime: int,
-                  queue_size: int, cors: str, book_paths: tuple[Path, ...], idle_timeout: float) -> None:
+                  queue_size: int, cors: str, book_paths: tuple[Path, ...], idle_timeout: float,
+                  processes: int, cluster_address: str | None, replicas: int) -> None:
     """Serve exact Connect-Four answers over HTTP: Pons' /solve, /api/v1/position,
     /health and /metrics (docs/service.md).  Binds to 127.0.0.1 unless --host says
     otherwise.  Ctrl-C or SIGTERM stops it."""
     try:
-        from .run import Settings, run_service
+        from .run import Settings, run_processes, run_service
     except ImportError as err:
         raise click.ClickException(f"c4engine serve needs aiohttp ({err}): pip install 'c4engine[service]'") from None
+    if processes > 1 and cluster_address is not None:
+        raise click.BadParameter("--cluster serves from Ray replicas (--replicas), not processes here",
+                                 param_hint="'--workers'")
     if movetime > max_movetime:
         raise click.BadParameter(f"{movetime} ms is above --max-movetime {max_movetime} ms", param_hint="'--movetime'")
     boards = tuple(dict.fromkeys((geometry, *extra_boards)))
@@ -94,8 +123,14 @@ def serve_command(host: str, port: int, geometry: Geometry, extra_boards: tuple[
     path.parent.mkdir(parents=True, exist_ok=True)
     settings = Settings(host, port, limits, threads, hash_mb, path, cache_mb << 20, queue_size, origins,
                         book_paths, idle_timeout)
+    tell = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
-        asyncio.run(run_service(settings, lambda line: click.echo(line, err=True)))
+        if cluster_address is not None:
+            serve_on_cluster(settings, cluster_address, replicas, tell)
+        elif processes > 1:
+            run_processes(settings, processes, tell)
+        else:
+            asyncio.run(run_service(settings, tell))
     except BookFileError as err:
         raise click.BadParameter(str(err), param_hint="'--book'") from None
     except sqlite3.Error as err:
