@@ -488,16 +488,16 @@ def test_a_review_on_another_board() -> None:
     assert "442335312152 0" in (Path(__file__).resolve().parent / "data" / "c4_scores_5x4.txt").read_text()
 
 
-# -- the README's examples ----------------------------------------------------
+# -- the Python API page's examples --------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+README = DOCS / "reference" / "python.md"
 
 
 def python_examples() -> list[str]:
-    """The ```python blocks of the README's "Use from Python" section."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Use from Python", 1)[1]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    """The ```python blocks of the Python API's page and of the Kaggle guide."""
+    text = README.read_text(encoding="utf-8") + (DOCS / "guides" / "kaggle.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
 def test_the_readme_has_an_example_of_every_public_call() -> None:
