@@ -79,13 +79,14 @@ def _searcher(geometry: Geometry) -> Searcher:
 
 def use_book(path: str | None) -> None:
     """Search with the book built by ``c4engine book build`` at ``path`` from now on, as
-    the engine's ``BookFile`` option does (None: without one).  Raises
+    the engine's ``BookFile`` option does (None: without one), on the board of the
+    last call (:func:`warm_up` chooses one; 7x6 before any).  Raises
     ``ValueError`` (:class:`c4engine.kernel.built_book.BookFileError`) for a file
     that is no sound book or is for another board than the searcher's."""
     from .kernel.built_book import BuiltBook
 
     with _lock:
-        searcher = _searcher()
+        searcher = _shared if _shared is not None else _searcher(STANDARD)
         searcher.set_built_book(None if path is None else BuiltBook.load(path, searcher.geometry))
 
 
