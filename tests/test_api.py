@@ -8,11 +8,9 @@ input.
 
 from __future__ import annotations
 
-import doctest
 import math
 import pickle
 import random
-import re
 import subprocess
 import sys
 import threading
@@ -486,38 +484,3 @@ def test_a_review_on_another_board() -> None:
     assert review.geometry.name == "5x4" and len(review.moves) == 13
     assert review.moves[12].before == c4engine.Value(0, 0)
     assert "442335312152 0" in (Path(__file__).resolve().parent / "data" / "c4_scores_5x4.txt").read_text()
-
-
-# -- the Python API page's examples --------------------------------------------
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-README = DOCS / "reference" / "python.md"
-
-
-def python_examples() -> list[str]:
-    """The ```python blocks of the Python API's page and of the Kaggle guide."""
-    text = README.read_text(encoding="utf-8") + (DOCS / "guides" / "kaggle.md").read_text(encoding="utf-8")
-    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
-
-
-def test_the_readme_has_an_example_of_every_public_call() -> None:
-    examples = "".join(python_examples())
-    for name in ("solve(", "analyse(", "best_move(", "warm_up(", "from_moves(", "from_fen(", ".play(",
-                 "legal_moves(", "winner(", "side_to_move", ".moves", ".fen(", "print(pos)",
-                 "IllegalMoveError", "connectx", "SimpleEngine.popen(", "review("):
-        assert name in examples, name
-
-
-@pytest.mark.parametrize("example", python_examples(), ids=lambda text: text.split("\n", 1)[0])
-def test_the_readme_examples_run(example: str) -> None:
-    if "c4engine.engine" in example:
-        pytest.importorskip("c4engine.engine", reason="the engine client is not on this branch yet")
-    if "kaggle_environments" in example:
-        pytest.importorskip("kaggle_environments", reason="kaggle-environments is not installed")
-    if example.lstrip().startswith(">>>"):
-        test = doctest.DocTestParser().get_doctest(example, {}, "README", str(README), 0)
-        runner = doctest.DocTestRunner()
-        runner.run(test)
-        assert runner.failures == 0
-    else:
-        exec(compile(example, str(README), "exec"), {})
