@@ -41,7 +41,8 @@ def test_the_site_has_every_page_with_generated_references(site: Path) -> None:
     protocol = (site / "reference" / "protocol.html").read_text(encoding="utf-8")
     assert "The c4engine protocol" in protocol and "setoption name" in protocol  # included, not copied
     cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
-    for command in ("bench", "book", "gui", "match", "play", "review", "solve", "strength"):
+    for command in ("bench", "book", "connectx", "connectx bundle", "gui", "match", "play", "review", "solve",
+                    "strength"):
         assert f"Usage: c4engine {command} [OPTIONS]" in cli, command
     api = (site / "reference" / "python.html").read_text(encoding="utf-8")
     import c4engine
