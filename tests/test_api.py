@@ -8,11 +8,9 @@ input.
 
 from __future__ import annotations
 
-import doctest
 import math
 import pickle
 import random
-import re
 import subprocess
 import sys
 import threading
@@ -547,37 +545,3 @@ def test_use_book_refuses_another_boards_book_or_a_bad_file_and_keeps_its_book(
     finally:
         c4engine.use_book(None)
 
-
-# -- the README's examples ----------------------------------------------------
-
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def python_examples() -> list[str]:
-    """The ```python blocks of the README's "Use from Python" section."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Use from Python", 1)[1]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
-
-
-def test_the_readme_has_an_example_of_every_public_call() -> None:
-    examples = "".join(python_examples())
-    for name in ("solve(", "analyse(", "best_move(", "warm_up(", "from_moves(", "from_fen(", ".play(",
-                 "legal_moves(", "winner(", "side_to_move", ".moves", ".fen(", "print(pos)",
-                 "IllegalMoveError", "connectx", "SimpleEngine.popen(", "review("):
-        assert name in examples, name
-
-
-@pytest.mark.parametrize("example", python_examples(), ids=lambda text: text.split("\n", 1)[0])
-def test_the_readme_examples_run(example: str) -> None:
-    if "c4engine.engine" in example:
-        pytest.importorskip("c4engine.engine", reason="the engine client is not on this branch yet")
-    if "kaggle_environments" in example:
-        pytest.importorskip("kaggle_environments", reason="kaggle-environments is not installed")
-    if example.lstrip().startswith(">>>"):
-        test = doctest.DocTestParser().get_doctest(example, {}, "README", str(README), 0)
-        runner = doctest.DocTestRunner()
-        runner.run(test)
-        assert runner.failures == 0
-    else:
-        exec(compile(example, str(README), "exec"), {})

@@ -2,9 +2,9 @@
 
 ``bench`` searches fixed positions to a fixed depth, so its node total changes
 when, and only when, the search changes: a commit that claims to change nothing
-is checked by one number.  The README states the number; this test holds the
+is checked by one number.  The README and docs/figures.md state the number; this test holds the
 command to it, so a change of the search cannot slip through unnoticed, and a
-deliberate one updates the README and :data:`BENCH_SIGNATURE` together.
+deliberate one updates them and :data:`BENCH_SIGNATURE` together.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sys
 
 BENCH_SIGNATURE = 2957918
 UPDATE = ("the search changed the `c4engine bench` signature: if that is intended, update "
-          "BENCH_SIGNATURE in tests/test_bench_signature.py and the signature stated in README.md "
-          "to the new number, on purpose, in the commit that changes the search")
+          "BENCH_SIGNATURE in tests/test_bench_signature.py and the signature stated in README.md and "
+          "docs/figures.md to the new number, on purpose, in the commit that changes the search")
 
 
 def nodes_searched(output: str) -> int:

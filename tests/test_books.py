@@ -123,6 +123,24 @@ def test_the_searcher_probes_the_book_and_refuses_another_boards(book_4x4_8: Pat
         Searcher(geometry=B5X4).set_built_book(BuiltBook.load(book_4x4_8))
 
 
+def test_the_api_searches_with_a_book_for_the_board_in_use(book_4x4_8: Path) -> None:
+    """c4engine.use_book loads the book for the board of the last call (it once failed with
+    a TypeError, whatever the board)."""
+    import c4engine
+
+    root = c4engine.Position(width=4, height=4)
+    c4engine.warm_up(width=4, height=4)
+    score = c4engine.solve(root)
+    try:
+        c4engine.use_book(str(book_4x4_8))
+        assert c4engine.solve(root) == score
+        c4engine.warm_up(width=5, height=4)
+        with pytest.raises(ValueError, match="is for the 4x4 board, not 5x4"):
+            c4engine.use_book(str(book_4x4_8))
+    finally:
+        c4engine.use_book(None)
+
+
 def test_a_book_for_another_board_or_a_broken_file_is_refused(book_4x4_8: Path, tmp_path: Path) -> None:
     with pytest.raises(BookFileError, match="is for the 4x4 board, not 5x4"):
         BuiltBook.load(book_4x4_8, B5X4)

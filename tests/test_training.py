@@ -186,6 +186,6 @@ def test_7x6_ships_learned_weights_and_other_boards_fall_back() -> None:
 
 def test_the_option_offers_every_named_evaluation() -> None:
     """The option table names them itself (it must load without numpy): the same names,
-    and the same default as the searcher's (README, "The n-tuple evaluation")."""
+    and the same default as the searcher's (docs/guides/evaluation.md, "The n-tuple evaluation")."""
     spec = find_spec("Evaluation")
     assert spec.choices == NAMES and spec.default == DEFAULT

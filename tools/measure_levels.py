@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure the difficulty levels (README, "Difficulty levels"): a dev tool, not a test.
+"""Measure the difficulty levels (docs/guides/playing.md, "Difficulty levels"): a dev tool, not a test.
 
 Plays every fifth level (0, 5, 10, 15, 20) with ``c4engine match`` against a
 uniformly random mover (``tests/engines/random_engine.py``), levels 0-15 against

@@ -3,7 +3,7 @@
     PYTHONPATH=. python tools/train_ntuple.py build/games-7x6k4.npz build/leaves-7x6k4.npz \\
         build/playouts-7x6k4.npz
 
-(the README, "The n-tuple evaluation", has the commands that make those files).
+(docs/guides/evaluation.md, "The n-tuple evaluation", has the commands that make those files).
 
 On 7x6 the whole 12-stone distance book is added to the files' positions (the
 strength set left out; ``--no-book`` for none).  Prints the held-out accuracy

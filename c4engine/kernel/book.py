@@ -49,6 +49,7 @@ score >= 1, 0: exactly 0, -1: score <= -1).  The search uses only the
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,9 @@ SCORE_STONES = 12
 SCORE_RECORD_BYTES = 5  # big-endian int32 key, signed byte value
 OUTCOME_RECORD_BYTES = 3  # big-endian 24-bit key whose two low bits hold the value
 CHECKED_RECORDS = 64  # records checked at load at each end of the 12-ply file, and between them
+# A folder holding the book's files as <name>.dat, read instead of bitbully-databases'
+# (a Kaggle submission carries them beside its main.py: c4engine.kaggle.bundle).
+BOOK_DIR_ENV = "C4ENGINE_BOOK_DIR"
 _DISTANCE_BASE = 100  # the 12-ply file stores +-(100 - plies to the winning stone)
 
 
@@ -243,8 +247,14 @@ def _check_outcomes(path: Path, data: np.ndarray) -> None:
         raise BookUnavailableError(f"opening book {path.name}: keys not increasing or values out of range")
 
 
-def _database_path(name: str) -> Path:
-    """Where ``bitbully-databases`` keeps a file, or a clear error if it is missing."""
+def database_path(name: str) -> Path:
+    """Where the book file ``name`` is: ``$C4ENGINE_BOOK_DIR/<name>.dat`` when that is
+    set, else where ``bitbully-databases`` keeps it; a clear error if it is missing."""
+    if os.environ.get(BOOK_DIR_ENV):
+        path = Path(os.environ[BOOK_DIR_ENV]) / f"{name}.dat"
+        if not path.is_file():
+            raise BookUnavailableError(f"opening book unavailable: {path} is missing")
+        return path
     try:
         import bitbully_databases  # type: ignore[import-untyped]
     except ImportError as exc:
@@ -278,10 +288,10 @@ class OpeningBook:
         Raises :class:`BookUnavailableError` with the reason when the package or
         the file is missing or malformed.
         """
-        path = _database_path("12-ply-dist")
+        path = database_path("12-ply-dist")
         scores = _map(path, SCORE_RECORD_BYTES)
         _check_scores(path, scores)
-        return cls(scores, _database_path("8-ply"))
+        return cls(scores, database_path("8-ply"))
 
     @classmethod
     def empty(cls) -> OpeningBook:

@@ -106,7 +106,7 @@ def weight_vector(first_threats: tuple[int, ...], second_threats: tuple[int, ...
 # as soon as the lower one becomes playable (48, just under a proven win's
 # weight in practice).  Both players alike, no first player bonus.  Stones: 1
 # point per column step towards the middle, a tie-breaker among quiet moves.
-# The README ("Measured figures") has these weights against CENTRE_ONLY at
+# docs/guides/evaluation.md ("Threats against the centre count") has these weights against CENTRE_ONLY at
 # equal depth, and the command.
 HAND_THREATS = (24, 8, 2, 48)
 EDGE_STEP_WEIGHTS = tuple(range(MAX_EDGE_STEPS))

@@ -22,8 +22,8 @@ values are a few points apart.
 Level 20 (and ``UCI_LimitStrength false`` with it) is full strength: the
 search runs exactly as without levels.
 
-The ``UCI_Elo`` scale is anchored on measurement (README, "Difficulty
-levels"): a uniformly random mover is 0, and :data:`ELO_AT_LEVEL` holds the
+The ``UCI_Elo`` scale is anchored on measurement (docs/guides/playing.md,
+"Difficulty levels"): a uniformly random mover is 0, and :data:`ELO_AT_LEVEL` holds the
 Elo each fifth level measured with ``c4engine match`` against the random
 mover and against full strength.  An Elo between two measured levels is
 played at the level found by linear interpolation.
@@ -45,7 +45,7 @@ TEMPERATURE_RATIO = 0.75  # per level
 HEURISTIC_CAP = 90  # heuristic values are kept below every proven result
 PROVEN_VALUE = 100  # a proven win is worth this plus its Pons score (faster is better)
 
-# Measured (README, "Difficulty levels": 200 games per pairing at 50 ms a move);
+# Measured (docs/guides/playing.md, "Difficulty levels": 200 games per pairing at 50 ms a move);
 # a random mover is 0.
 ELO_AT_LEVEL = ((0, 228), (5, 728), (10, 1035), (15, 1156), (20, 1298))
 MIN_ELO, MAX_ELO = ELO_AT_LEVEL[0][1], ELO_AT_LEVEL[-1][1]

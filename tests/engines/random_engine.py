@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A uniformly random mover: the zero of the ``UCI_Elo`` scale (see README,
-"Difficulty levels").  It plays any column that is not full, each with the same
+"""A uniformly random mover: the zero of the ``UCI_Elo`` scale (see
+docs/guides/playing.md, "Difficulty levels").  It plays any column that is not full, each with the same
 chance, and knows nothing of fours (the referee ends the games)."""
 
 from __future__ import annotations

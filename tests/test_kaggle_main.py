@@ -1,0 +1,43 @@
+"""The submission's main.py (c4engine/kaggle/main.py) in the test process: what Kaggle's
+loader takes from it, and the plain-Python player that moves until the search is ready."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from c4engine.kaggle import main
+
+MAIN = Path(main.__file__)
+
+
+def board_of(rows: list[str]) -> list[int]:
+    """A Kaggle board from rows drawn top first: '.' empty, 'x' mark 1, 'o' mark 2."""
+    return [".xo".index(cell) for row in rows for cell in row]
+
+
+def test_kaggles_loader_takes_the_agent() -> None:
+    agent = pytest.importorskip("kaggle_environments.agent", reason="kaggle-environments: the test extra")
+    loaded = agent.get_last_callable(MAIN.read_text(encoding="utf-8"), path=str(MAIN))
+    assert loaded.__name__ == "agent" and loaded.__code__.co_argcount == 2
+
+
+def test_the_fallback_makes_its_four_before_blocking() -> None:
+    board = board_of([".......", ".......", ".......", "o......", "ox.....", "oxx.x.."])
+    assert main.fallback_column(board, 1, 7, 6, 4) == 3  # its own four on the bottom row, not the block in 1
+
+
+def test_the_fallback_blocks_a_four() -> None:
+    board = board_of([".......", ".......", ".......", ".......", "o......", "o.xxx.."])
+    assert main.fallback_column(board, 2, 7, 6, 4) in (1, 5)
+    board = board_of([".......", ".......", ".......", "x......", "xo.....", "xo....."])
+    assert main.fallback_column(board, 2, 7, 6, 4) == 0
+
+
+def test_the_fallback_keeps_to_the_centre_without_handing_over_a_four() -> None:
+    assert main.fallback_column([0] * 42, 1, 7, 6, 4) == 3
+    # x has 3 of a four in the second row: o's stone in the centre column would let x complete it
+    board = board_of([".......", ".......", ".......", ".......", ".xx.x..", ".xo.o.o"])
+    assert main.fallback_column(board, 2, 7, 6, 4) == 2
+    assert main.fallback_column(board_of(["x" * 6 + ".", "o" * 6 + "."] * 3), 1, 7, 6, 4) == 6
