@@ -13,7 +13,6 @@ own, and saves a screenshot under pytest's tmp path.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -23,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from gui_process import GuiServer
 
 from c4engine.geometry import Geometry
 from c4engine.gui.game import winning_four
@@ -45,40 +46,6 @@ ANALYSED = "7571473112654763"  # 16 stones; its columns win, draw and lose
 pytestmark = pytest.mark.skipif(
     not os.access(CHROMIUM, os.X_OK),
     reason=f"no Chromium at {CHROMIUM}: apt-get install chromium (Debian), or set C4ENGINE_CHROMIUM")
-
-
-class GuiServer:
-    """``c4engine gui --no-browser`` as a person starts it, on a free port."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "c4engine", "gui", "--no-browser"],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/", first)
-        assert found, f"no URL in {first!r}"
-        self.url = found.group(0)
-
-    def engines(self) -> list[int]:
-        """Process ids of the engines the server started: its living children."""
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            except (OSError, IndexError):
-                continue  # the process ended while we looked
-            if int(parent) == self.process.pid and state != "Z":
-                found.append(int(stat.parent.name))
-        return found
-
-    def interrupt(self) -> int:
-        """Ctrl-C, as a person stops it; the exit status."""
-        self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=15)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.interrupt()
 
 
 @pytest.fixture(scope="module")
