@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from gui_process import GuiServer
+from service_process import ServiceProcess
 
 from c4engine.geometry import Geometry
 from c4engine.gui.game import winning_four
@@ -135,6 +136,28 @@ def test_a_whole_game_by_clicking(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_analysis_shows_every_columns_exact_score(page) -> None:  # type: ignore[no-untyped-def]
+    check_analysis_shown(page)
+
+
+def test_analysis_asked_of_a_service_is_shown(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``c4engine gui --service``: the page says where its analysis comes from and
+    shows that server's exact scores."""
+    with ServiceProcess(tmp_path / "cache.sqlite", "--threads", "1") as service:
+        gui = GuiServer("--service", service.url)
+        tab = browser.new_page(viewport=DESKTOP)
+        tab.set_default_timeout(WAIT_MS)
+        try:
+            tab.goto(gui.url)
+            tab.wait_for_function("url => document.getElementById('analysis-source').textContent === ` from ${url}`",
+                                  arg=service.url)
+            check_analysis_shown(tab)
+        finally:
+            tab.close()
+            gui.close()
+
+
+def check_analysis_shown(page) -> None:  # type: ignore[no-untyped-def]
+    """With analysis on, the page shows every column's exact score for ``ANALYSED``."""
     bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
     oracle_board = bitbully.Board()
     for ch in ANALYSED:
