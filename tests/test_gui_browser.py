@@ -13,7 +13,6 @@ own, and saves a screenshot under pytest's tmp path.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -23,6 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from gui_process import GuiServer
+from service_process import ServiceProcess
 
 from c4engine.geometry import Geometry
 from c4engine.gui.game import winning_four
@@ -45,40 +47,6 @@ ANALYSED = "7571473112654763"  # 16 stones; its columns win, draw and lose
 pytestmark = pytest.mark.skipif(
     not os.access(CHROMIUM, os.X_OK),
     reason=f"no Chromium at {CHROMIUM}: apt-get install chromium (Debian), or set C4ENGINE_CHROMIUM")
-
-
-class GuiServer:
-    """``c4engine gui --no-browser`` as a person starts it, on a free port."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "c4engine", "gui", "--no-browser"],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/", first)
-        assert found, f"no URL in {first!r}"
-        self.url = found.group(0)
-
-    def engines(self) -> list[int]:
-        """Process ids of the engines the server started: its living children."""
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            except (OSError, IndexError):
-                continue  # the process ended while we looked
-            if int(parent) == self.process.pid and state != "Z":
-                found.append(int(stat.parent.name))
-        return found
-
-    def interrupt(self) -> int:
-        """Ctrl-C, as a person stops it; the exit status."""
-        self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=15)
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.interrupt()
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +136,28 @@ def test_a_whole_game_by_clicking(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_analysis_shows_every_columns_exact_score(page) -> None:  # type: ignore[no-untyped-def]
+    check_analysis_shown(page)
+
+
+def test_analysis_asked_of_a_service_is_shown(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``c4engine gui --service``: the page says where its analysis comes from and
+    shows that server's exact scores."""
+    with ServiceProcess(tmp_path / "cache.sqlite", "--threads", "1") as service:
+        gui = GuiServer("--service", service.url)
+        tab = browser.new_page(viewport=DESKTOP)
+        tab.set_default_timeout(WAIT_MS)
+        try:
+            tab.goto(gui.url)
+            tab.wait_for_function("url => document.getElementById('analysis-source').textContent === ` from ${url}`",
+                                  arg=service.url)
+            check_analysis_shown(tab)
+        finally:
+            tab.close()
+            gui.close()
+
+
+def check_analysis_shown(page) -> None:  # type: ignore[no-untyped-def]
+    """With analysis on, the page shows every column's exact score for ``ANALYSED``."""
     bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
     oracle_board = bitbully.Board()
     for ch in ANALYSED:

@@ -16,6 +16,7 @@ import click
 from ..cli import board_option
 from ..engine.process import EngineError, engine_argv, own_engine_argv
 from ..geometry import Geometry
+from ..remote import remote
 
 
 def listening_socket(port: int) -> socket.socket:
@@ -34,11 +35,19 @@ def listening_socket(port: int) -> socket.socket:
 @click.option("--engine", "engine", metavar="CMD", default=None,
               help="Engine command line (shell quoting) speaking the protocol, e.g. fairy-stockfish; "
                    "default: c4engine itself.")
+@click.option("--service", "service_url", metavar="URL", default=None,
+              help="A solving server (c4engine serve, http://HOST:PORT) that answers the page's "
+                   "analysis in place of the engine's search; the engine still plays its moves.")
 @click.option("--no-browser", is_flag=True, help="Do not open the browser.")
 @board_option
-def gui_command(port: int, engine: str | None, no_browser: bool, geometry: Geometry) -> None:
+def gui_command(port: int, engine: str | None, service_url: str | None, no_browser: bool,
+                geometry: Geometry) -> None:
     """Play and analyse in the browser: a local web board (Ctrl-C stops it).  The page
     opens on ``--board`` (its chooser picks another)."""
+    try:
+        service = remote(service_url) if service_url is not None else None
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--service") from None
     try:
         from aiohttp import web
 
@@ -54,14 +63,15 @@ def gui_command(port: int, engine: str | None, no_browser: bool, geometry: Geome
     except OSError as err:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {err.strerror}") from None
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/" + ("" if geometry.is_standard else f"?board={geometry}")
-    app = create_app(argv)
+    app = create_app(argv, service)
 
     async def announce(_app: web.Application) -> None:
         """The address, once aiohttp handles SIGINT and SIGTERM (its startup hooks run
         after that): a Ctrl-C from then on stops the server, even in a process started
         with SIGINT ignored (as ``&`` in a script starts it), where one sent before
         would be lost."""
-        click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}); Ctrl-C stops it")
+        analysis = f"; analysis: {service.url}" if service is not None else ""
+        click.echo(f"c4engine gui on {url} (engine: {shlex.join(argv)}{analysis}); Ctrl-C stops it")
         if not no_browser:
             webbrowser.open(url)
 

@@ -37,13 +37,14 @@ from .game import Game
 from .process import EngineProcess
 from .requests import LEVELS
 from .review import MOVETIME_MS as REVIEW_MOVETIME_MS
-from .session_state import Search, SessionState
+from .service_side import ServiceSide
+from .session_state import Search
 
 HANDSHAKE_SECONDS = 60.0  # a first start compiles the kernel
 HANG_GRACE = SEARCH_GRACE  # seconds past its time (or past a stop) before an engine counts as hung
 
 
-class EngineSide(SessionState):
+class EngineSide(ServiceSide):
     """The engine behind a page: started, restarted on another board, told what to
     search, and read."""
 
@@ -194,11 +195,13 @@ class EngineSide(SessionState):
             return "hint"
         if self.review is not None and not self.review.done:
             return "review"
-        return "analysis" if self.analysis else None
+        return "analysis" if self.analysis and self.service is None else None
 
     def schedule(self) -> None:
         """Stop the search in flight if it is no longer wanted; start the wanted one
-        once nothing is in flight."""
+        once nothing is in flight.  With a service, the analysis is asked of it
+        (:mod:`.service_side`) whatever the engine's state."""
+        self.ask_service()
         if self.status != "ready" or self.engine is None:
             return
         wanted = self.wanted_search()

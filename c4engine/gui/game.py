@@ -13,6 +13,7 @@ from typing import Any
 
 from ..engine.uci import position_command
 from ..geometry import Geometry
+from ..position import Position
 from ..rules.board import Board
 from ..rules.notation import is_digit_string, parse_digits, parse_fen, to_fen, uses_digits
 
@@ -41,6 +42,15 @@ class Game:
     @property
     def position(self) -> Board:
         return self.base.play_all(self.moves)
+
+    def public_position(self) -> Position:
+        """The position on the board as the API's :class:`~c4engine.Position`, which
+        :func:`c4engine.remote` asks about."""
+        shape = (self.geometry.width, self.geometry.height, self.geometry.connect)
+        position = Position(*shape) if self.from_start else Position.from_fen(to_fen(self.base), *shape)
+        for col in self.moves:
+            position = position.play(col + 1)
+        return position
 
     def play(self, col: int) -> None:
         """Play ``col`` (0-based); a new move forgets the moves that were undone."""

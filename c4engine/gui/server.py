@@ -9,7 +9,8 @@ user visits can make their browser try, so every request must name this
 server in its ``Host`` header (against DNS rebinding) and a WebSocket is
 only accepted from a page this server served (its ``Origin``).  Each
 WebSocket gets its own :class:`~c4engine.gui.session.Session` and engine
-process; closing the page, or stopping the server, ends them.
+process; closing the page, or stopping the server, ends them.  Started with
+a service (``--service``), every session asks it for the page's analysis.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from pathlib import Path
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from ..remote import Remote
 from .session import Session
 
 STATIC = Path(__file__).parent / "static"
 LOCAL_NAMES = ("127.0.0.1", "localhost")
 SESSIONS = web.AppKey("sessions", set[web.WebSocketResponse])
 ENGINE_ARGV = web.AppKey("engine_argv", list[str])
+SERVICE = web.AppKey("service", Remote | None)  # None: the analysis is the engine's
 
 
 def own_port(request: web.Request) -> int:
@@ -61,7 +64,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(heartbeat=30.0)
     await ws.prepare(request)
     argv: list[str] = request.app[ENGINE_ARGV]
-    session = Session(argv, ws.send_json)
+    session = Session(argv, ws.send_json, request.app[SERVICE])
     runner = asyncio.create_task(session.run())
     request.app[SESSIONS].add(ws)
     try:
@@ -82,10 +85,12 @@ async def close_pages(app: web.Application) -> None:
         await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server stopped")
 
 
-def create_app(engine_argv: Sequence[str]) -> web.Application:
+def create_app(engine_argv: Sequence[str], service: Remote | None = None) -> web.Application:
+    """The web board; with ``service``, each page's analysis is asked of that server."""
     app = web.Application(middlewares=[local_only])
     app[SESSIONS] = set()
     app[ENGINE_ARGV] = list(engine_argv)
+    app[SERVICE] = service
     app.router.add_get("/", index)
     app.router.add_get("/ws", websocket)
     app.router.add_static("/static/", STATIC)

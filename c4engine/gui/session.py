@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..remote import Remote
 from ..rules.board import RulesError
 from .play_requests import PlayRequests
 from .requests import NOT_A_REQUEST, Quiet, RequestError, read_request
@@ -35,8 +36,9 @@ MAX_WAITING_REQUESTS = 64
 class Session(PlayRequests, ReviewRequests):
     """The game of one page and the engine behind it."""
 
-    def __init__(self, argv: Sequence[str], send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
-        super().__init__(argv, send)
+    def __init__(self, argv: Sequence[str], send: Callable[[dict[str, Any]], Awaitable[None]],
+                 service: Remote | None = None) -> None:
+        super().__init__(argv, send, service)
         self.requests: dict[str, Callable[[dict[str, Any]], Awaitable[None] | None]] = {
             "move": self.req_move, "undo": self.req_undo, "redo": self.req_redo, "new": self.req_new,
             "set": self.req_set, "settings": self.req_settings, "hint": self.req_hint,
@@ -75,6 +77,8 @@ class Session(PlayRequests, ReviewRequests):
                 await self.handle(event)
                 await self.check_hang()  # also while lines keep coming without a bestmove
         finally:
+            if self.service_task is not None:
+                self.service_task.cancel()
             await self.drop_engine()
 
     async def handle(self, event: tuple[Any, ...]) -> None:
@@ -86,6 +90,9 @@ class Session(PlayRequests, ReviewRequests):
             elif event[0] == "line" and self.engine is not None and event[1] == self.engine.serial:
                 self.lines_handled, self.line_arrived = self.lines_handled + 1, event[3]
                 await self.on_engine_line(event[2])
+            elif event[0] == "service":
+                await self.on_service_answer(event[1], event[2])
+                self.schedule()
         except Exception as exc:  # noqa: BLE001 - a bug must not end the page's session
             traceback.print_exc()
             await self.send({"type": "error", "message": f"internal error in the server: {exc!r}"})
@@ -131,4 +138,5 @@ class Session(PlayRequests, ReviewRequests):
             "pgn": self.game_pgn(), "plies": len(self.game.moves) + len(self.game.undone),
             "review_serial": self.review.serial if self.review else None,
             "engine": {"status": self.status, "detail": self.detail, "name": self.engine_name},
+            "service": self.service.url if self.service else None,
         })

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..geometry import STANDARD
+from ..remote import Remote
 from .game import Game
 from .process import EngineProcess
 from .review import PageReview
@@ -36,8 +37,12 @@ class SessionState:
     """The state of one page's session, and what every part of it asks of the
     state: whose move it is, and which version of the game is on the board."""
 
-    def __init__(self, argv: Sequence[str], send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+    def __init__(self, argv: Sequence[str], send: Callable[[dict[str, Any]], Awaitable[None]],
+                 service: Remote | None = None) -> None:
         self.argv = list(argv)
+        self.service = service  # where the analysis comes from, when not from the engine
+        self.service_asked: int | None = None  # the version of the game last asked of it
+        self.service_task: asyncio.Task[None] | None = None
         self._send = send
         self.events: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         self.waiting_requests = 0  # of the events, the page's requests

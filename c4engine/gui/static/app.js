@@ -293,6 +293,7 @@
     if (document.activeElement !== $("level")) { $("level").value = s.level; $("level-out").textContent = s.level; }
     if (document.activeElement !== $("movetime")) selectMovetime(s.movetime);
     $("analysis").checked = s.analysis;
+    $("analysis-source").textContent = s.service ? ` from ${s.service}` : "";
     document.body.classList.toggle("analysing", s.analysis);
   }
 
