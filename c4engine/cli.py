@@ -106,7 +106,7 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
                                  f"{MAX_DIGIT_COLUMNS} columns", param_hint="'--board'")
     started = time.perf_counter()
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True)
+    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True)
     searcher.warm_up(searching=False)
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
@@ -196,6 +196,29 @@ def bench(depth: int | None, hash_mb: int, geometry: Geometry) -> None:
 
 
 NUMBA_EXTRAS_UNUSED = ("scipy", "cffi")
+
+
+def _parse_boards(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Geometry]:
+    return [_parse_board(ctx, param, value) for value in values]
+
+
+@cli.command("warm-up")
+@click.option("--board", "boards", multiple=True, required=True, callback=_parse_boards,
+              help="A board to compile, WxH or WxHkK (as --board elsewhere); repeat for several.")
+def warm_up(boards: list[Geometry]) -> None:
+    """Compile the search kernel of each board named, ahead of its first use.
+
+    numba compiles a board's kernel the first time the board is used on an
+    installation, seconds of CPU that the first game, search or solve on it would
+    otherwise wait for; later starts load it from the cache.  7x6 comes compiled
+    with the first use of the engine."""
+    from .search.searcher import Searcher
+    for number, geometry in enumerate(boards, start=1):
+        click.echo(f"[{number}/{len(boards)}] {geometry}: compiling or loading...", err=True)
+        started = time.process_time()
+        Searcher(2, threads=2, geometry=geometry).warm_up()
+        click.echo(f"[{number}/{len(boards)}] {geometry}: ready ({time.process_time() - started:.1f} s of CPU)",
+                   err=True)
 
 
 def skip_unused_numba_extras() -> None:

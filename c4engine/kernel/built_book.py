@@ -32,7 +32,7 @@ import numpy as np
 from ..geometry import Geometry, GeometryError
 from ..rules.bits import mirror as mirror_bits
 from .book import NOT_IN_BOOK, bytes_at
-from .jit import jit, mirror
+from .jit import entry, jit, mirror
 
 MAGIC = b"C4BOOK1\0"
 HEADER = struct.Struct("<8s4HBB6xQ")
@@ -151,7 +151,7 @@ class BuiltBook:
         return None
 
 
-@jit
+@entry
 def built_book_value(address: int, entries: int, current: int, mask: int) -> int:
     """The book's value of ``(current, mask)`` (which must have the book's plies), else
     NOT_IN_BOOK.  Branch-free halving, as in :mod:`.book`."""

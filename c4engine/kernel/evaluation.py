@@ -43,7 +43,7 @@ import numpy as np
 from ..geometry import Geometry
 from .constants import BOARD_MASK, GEOMETRY, WIDTH
 from ..rules.scores import MATE
-from .jit import column_cells, jit, popcount, smear_up, winning_cells
+from .jit import column_cells, entry, jit, popcount, smear_up, winning_cells
 from .ntuple import ntuple_evaluate
 
 
@@ -181,7 +181,7 @@ def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray)
             - side_score(other, current, mask, not to_move_is_first, weights))
 
 
-@jit
+@entry
 def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> None:
     """The counts the linear model weighs, into ``out`` (N_LINEAR): without an n-tuple
     network ``evaluate`` is ``out @ weights[:N_LINEAR]``.  The mover's counts add, the opponent's subtract."""

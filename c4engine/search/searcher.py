@@ -88,14 +88,20 @@ class Searcher:
     memory only where it is used; with ``resident`` they are all mapped at once
     when the table is made or wiped (:func:`~c4engine.search.memory.fault_in`),
     for the ``solve`` command, whose long searches touch them all anyway and
-    whose timing should not include their faults."""
+    whose timing should not include their faults.
+
+    With ``solving_only`` it only solves exactly (:meth:`solve`, :meth:`solve_moves`):
+    on a board whose kernel is not compiled yet, the kernel then leaves the
+    evaluation and the built books out and compiles sooner
+    (:func:`~c4engine.kernel.specialise.kernel_for`); :meth:`search` and
+    :meth:`set_built_book` raise ``RuntimeError``."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
-                 resident: bool = False) -> None:
+                 resident: bool = False, solving_only: bool = False) -> None:
         self.geometry = geometry
         self.resident = resident
-        self.kernel = kernel_for(geometry)
+        self.kernel = kernel_for(geometry, full=not solving_only)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
         self._take_book(book)
@@ -176,12 +182,18 @@ class Searcher:
         """Search with a book built by ``c4engine book build`` (None for none) besides the
         bitbully one; empties the table.  BookFileError, and no change, for a book
         of another board."""
+        if book is not None:
+            self._check_full()
         if book is not None and book.header.geometry != self.geometry:
             raise BookFileError(f"book {book.path} is for the {book.header.geometry} board, "
                                 f"not {self.geometry}")
         self.built_book = book
         self._point_at_book()
         self.clear()
+
+    def _check_full(self) -> None:
+        if not self.kernel.constants.FULL:
+            raise RuntimeError("this searcher only solves exactly: made with solving_only")
 
     def _take_book(self, book: OpeningBook | None) -> None:
         if book is not None and self.geometry.is_standard:
@@ -373,6 +385,7 @@ class Searcher:
         ``solve_early`` False keeps the exact solver for when the end of the game is
         within the depth limit (the difficulty levels, which see no further)."""
         self._check_board(pos)
+        self._check_full()
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
