@@ -1,4 +1,4 @@
-"""The exact solver's driver, the principal variation and perft.
+"""The exact solver's driver and the principal variation.
 
 :func:`solve` narrows a position's score with null-window probes of the
 recursion (:mod:`c4engine.kernel.negamax`); the loops over the root's moves
@@ -8,15 +8,12 @@ calls the recursion costs seconds of compilation at the first start.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from .constants import BOARD_MASK, CELLS, WIDTH
+from .constants import CELLS, WIDTH
 from .jit import (
-    ENTRY_OPTIONS,
     column_cells,
     entry,
-    has_line,
     jit,
     playable_cells,
     to_internal,
@@ -165,20 +162,3 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         else:
             col = column_of(forced_move(*forced_cells(current, mask, winning_cells(current ^ mask, mask))))
     return length
-
-
-@numba.njit(numba.int64(numba.int64, numba.int64, numba.int64), **ENTRY_OPTIONS)
-def perft(current: int, mask: int, depth: int) -> int:
-    """Move sequences of exactly ``depth`` plies from a position; a finished game has
-    no moves, so lines that end earlier count for nothing (as in chess perft)."""
-    if depth == 0:
-        return 1
-    if has_line(current ^ mask) or mask == BOARD_MASK:
-        return 0
-    total = 0
-    possible = playable_cells(mask)
-    for col in range(WIDTH):
-        move = possible & column_cells(col)
-        if move != 0:
-            total += perft(current ^ mask, mask | move, depth - 1)
-    return total

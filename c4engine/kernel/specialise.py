@@ -67,6 +67,12 @@ class Kernel:
     negamax: ModuleType
     solve: ModuleType
 
+    def perft(self, current: int, mask: int, depth: int) -> int:
+        """The protocol's ``perft`` count (:mod:`c4engine.kernel.perft`), compiled or
+        loaded at its first call."""
+        module = importlib.import_module(f"{self.solve.__package__}.perft")
+        return int(module.perft(current, mask, depth))
+
 
 @functools.cache
 def kernel_for(geometry: Geometry, full: bool = True) -> Kernel:

@@ -236,7 +236,7 @@ class Backend:
         lines, total = [], 0
         for col in pos.legal_moves():
             child = pos.play(col)
-            count = int(self.searcher.kernel.solve.perft(child.current, child.mask, depth - 1))
+            count = self.searcher.kernel.perft(child.current, child.mask, depth - 1)
             total += count
             lines.append(f"{format_move(col, pos, drops)}: {count}")
         return lines + ["", f"Nodes searched: {total}"]

@@ -55,7 +55,7 @@ from ..kernel.layout import (
 from ..kernel.specialise import kernel_for
 from ..kernel.table import GENERATIONS
 from ..rules.board import Board
-from .buffer_layout import busy_slots, table_entries, table_start
+from .buffer_layout import busy_slots, fitted_entries, table_entries, table_start
 from .iterations import Iterations
 from .limits import Limits
 from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, fault_in, forget_pages
@@ -85,10 +85,11 @@ class Searcher:
     if the allocation fails they raise MemoryError and change nothing.
 
     The table's pages come as the searches touch them, so that a large table costs
-    memory only where it is used; with ``resident`` they are all mapped at once
-    when the table is made or wiped (:func:`~c4engine.search.memory.fault_in`),
-    for the ``solve`` command, whose long searches touch them all anyway and
-    whose timing should not include their faults.
+    memory only where it is used; with ``resident`` the part a position's solve
+    uses (:meth:`fit_table`) is mapped at once before it
+    (:func:`~c4engine.search.memory.fault_in`), for the ``solve`` command, whose
+    long searches touch it all anyway and whose timing should not include their
+    faults.
 
     With ``solving_only`` it only solves exactly (:meth:`solve`, :meth:`solve_moves`):
     on a board whose kernel is not compiled yet, the kernel then leaves the
@@ -129,8 +130,6 @@ class Searcher:
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
         buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
-        if self.resident:
-            fault_in(buffer, table_start(self.kernel, threads))
         views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
@@ -200,22 +199,36 @@ class Searcher:
             self.book = book
 
     def clear(self) -> None:
-        """Forget everything in the table: a new generation, and every 16th time a real
+        """Forget everything in the table, and use all of it again (after
+        :meth:`fit_table`): a new generation, and every 16th time a real
         wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
         the next search finds its pages mapped); a larger one gives its pages back
         to the system, which takes no time and no memory but makes the next
         searches fault the pages in again as they touch them (a resident table
-        has them mapped again here)."""
+        has them mapped again by :meth:`fit_table`)."""
         generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
         if generation == 0:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
             else:
                 forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
-                if self.resident:
-                    fault_in(self._buffer, table_start(self.kernel, len(self.threads)))
+        slots = table_entries(self.kernel, self.hash_mb)
         for thread in self.threads:
-            thread.mem[GENERATION] = generation
+            thread.mem[GENERATION], thread.mem[TT_SLOTS] = generation, slots
+
+    def fit_table(self, pos: Board) -> int:
+        """Size the table for an exact solve of ``pos``, which must follow a :meth:`clear`:
+        no larger than the positions that can follow ``pos`` can fill
+        (:func:`~.buffer_layout.fitted_entries`), so that a late position or a
+        small board does not sweep a large table, nor, when resident, fault it all
+        in.  A later search on a larger need calls it again; the entries it uses."""
+        slots = fitted_entries(self.kernel, self.hash_mb, pos)
+        start = table_start(self.kernel, len(self.threads))
+        for thread in self.threads:
+            thread.mem[TT_SLOTS] = slots
+        if self.resident:
+            fault_in(self._buffer, start, start + slots * self.kernel.table.ENTRY_WORDS)
+        return slots
 
     def set_weights(self, weights: np.ndarray) -> None:
         for thread in self.threads:
