@@ -195,3 +195,19 @@ def test_warm_up_compiles_the_whole_kernel_which_solve_then_loads(tmp_path: Path
 def test_warm_up_needs_a_board() -> None:
     done = run_command("warm-up", env=dict(os.environ))
     assert done.returncode == 2 and "Missing option '--board'" in done.stderr
+
+
+KERNEL_MODULE_CALL = re.compile(r"\b(?:evaluation|solve|solver|negamax|layout|built_book|table|resolve|ntuple)"
+                                r"\.([a-z_]+)\(")
+
+
+def test_every_kernel_function_called_from_python_is_an_entry_point() -> None:
+    """In a board's copy only the entry points have a Python wrapper, and numba does not
+    guard the others: a call from Python to one of them crashes the process."""
+    package = Path(__file__).resolve().parent.parent / "c4engine"
+    kernel_text = "".join(path.read_text() for path in (package / "kernel").glob("*.py"))
+    internal = set(re.findall(r"^@jit\ndef (\w+)\(", kernel_text, re.MULTILINE))
+    called = {name for path in package.rglob("*.py") if path.parent.name != "kernel"
+              for name in KERNEL_MODULE_CALL.findall(path.read_text())}
+    assert {"solve", "side_terms", "cell_score"} <= called
+    assert not called & internal

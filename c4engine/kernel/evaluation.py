@@ -141,7 +141,7 @@ def threat_counts(threats: int, live: int, dead_zone: int, is_first: bool) -> tu
     return good, bad, dead, stacked
 
 
-@jit
+@entry
 def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
     """The weights of one side's live threats by their cells."""
     at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
