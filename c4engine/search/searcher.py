@@ -137,6 +137,7 @@ class Searcher:
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
+        self._mapped_end = 0  # the end of what fit_table has mapped of a resident table
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
         while len(self._helpers) < threads - 1:
@@ -210,8 +211,10 @@ class Searcher:
         if generation == 0:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
+                self._mapped_end = len(self._buffer)  # written, so mapped
             else:
                 forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
+                self._mapped_end = 0
         slots = table_entries(self.kernel, self.hash_mb)
         for thread in self.threads:
             thread.mem[GENERATION], thread.mem[TT_SLOTS] = generation, slots
@@ -226,8 +229,10 @@ class Searcher:
         start = table_start(self.kernel, len(self.threads))
         for thread in self.threads:
             thread.mem[TT_SLOTS] = slots
-        if self.resident:
-            fault_in(self._buffer, start, start + slots * self.kernel.table.ENTRY_WORDS)
+        end = start + slots * self.kernel.table.ENTRY_WORDS
+        if self.resident and end > self._mapped_end:  # mapping mapped pages again slows the search after it
+            fault_in(self._buffer, max(start, self._mapped_end), end)
+            self._mapped_end = end
         return slots
 
     def set_weights(self, weights: np.ndarray) -> None:
