@@ -103,6 +103,9 @@ def test_an_empty_line_is_the_empty_board() -> None:
         def clear(self) -> None:
             pass
 
+        def fit_table(self, pos: Board) -> None:
+            pass
+
         def solve(self, pos: Board, weak: bool) -> tuple[int, int]:
             asked.append(pos)
             return 0, 0
