@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 import time
 from typing import IO, TYPE_CHECKING, Callable
@@ -25,6 +26,8 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .search.searcher import Searcher
+
+_IMPORTED = time.perf_counter()
 
 
 class LazyGroup(click.Group):
@@ -108,7 +111,7 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
                                  f"{MAX_DIGIT_COLUMNS} columns", param_hint="'--board'")
     started = time.perf_counter()
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True)
+    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True)
     searcher.warm_up(searching=False)
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
@@ -127,6 +130,11 @@ class _SolveTally:
     def __init__(self) -> None:
         self.positions = self.checked = self.mismatches = self.bad_lines = self.nodes = 0
         self.seconds = self.cpu_seconds = 0.0
+        self.first_node: float | None = None  # seconds from the process's start to the first search
+
+    def begin_search(self) -> None:
+        if self.first_node is None:
+            self.first_node = process_age()
 
     def add(self, nodes: int, seconds: float, cpu_seconds: float) -> None:
         self.positions += 1
@@ -142,7 +150,20 @@ class _SolveTally:
         correct = f"{self.checked - self.mismatches}/{self.checked} correct, " if self.checked else ""
         return (f"{self.positions} positions, {correct}{self.bad_lines} bad lines, mean time "
                 f"{mean_us:.1f} us (CPU {self.cpu_seconds / self.positions * 1e6:.1f} us), "
-                f"mean nodes {self.nodes / self.positions:.0f}, {nps / 1e6:.2f} M nodes/s")
+                f"mean nodes {self.nodes / self.positions:.0f}, {nps / 1e6:.2f} M nodes/s, "
+                f"first node {self.first_node:.2f} s after the start")
+
+
+def process_age() -> float:
+    """Seconds since this process started, to the system clock's tick (Linux's record
+    of the start, what a user waits from the command's launch); elsewhere since
+    this module was imported."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            started_ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.perf_counter() - _IMPORTED
 
 
 def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_column: bool,
@@ -161,6 +182,8 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
         click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return
     searcher.clear()
+    searcher.fit_table(pos)
+    tally.begin_search()
     began_cpu = time.process_time()  # first: its system call stays out of the wall time
     began = time.perf_counter()
     if every_column:
@@ -198,6 +221,29 @@ def bench(depth: int | None, hash_mb: int, geometry: Geometry) -> None:
 
 
 NUMBA_EXTRAS_UNUSED = ("scipy", "cffi")
+
+
+def _parse_boards(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Geometry]:
+    return [_parse_board(ctx, param, value) for value in values]
+
+
+@cli.command("warm-up")
+@click.option("--board", "boards", multiple=True, required=True, callback=_parse_boards,
+              help="A board to compile, WxH or WxHkK (as --board elsewhere); repeat for several.")
+def warm_up(boards: list[Geometry]) -> None:
+    """Compile the search kernel of each board named, ahead of its first use.
+
+    numba compiles a board's kernel the first time the board is used on an
+    installation, seconds of CPU that the first game, search or solve on it would
+    otherwise wait for; later starts load it from the cache.  7x6 comes compiled
+    with the first use of the engine."""
+    from .search.searcher import Searcher
+    for number, geometry in enumerate(boards, start=1):
+        click.echo(f"[{number}/{len(boards)}] {geometry}: compiling or loading...", err=True)
+        started = time.process_time()
+        Searcher(2, threads=2, geometry=geometry).warm_up()
+        click.echo(f"[{number}/{len(boards)}] {geometry}: ready ({time.process_time() - started:.1f} s of CPU)",
+                   err=True)
 
 
 def skip_unused_numba_extras() -> None:

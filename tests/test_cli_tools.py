@@ -13,6 +13,7 @@ import random
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,9 @@ def test_an_empty_line_is_the_empty_board() -> None:
         geometry = STANDARD
 
         def clear(self) -> None:
+            pass
+
+        def fit_table(self, pos: Board) -> None:
             pass
 
         def solve(self, pos: Board, weak: bool) -> tuple[int, int]:
@@ -268,3 +272,22 @@ def test_every_board_option_refuses_what_no_interface_plays(command: list[str], 
     result = run([*command, "--board", board])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are faulted in ahead on Linux only")
+def test_solve_maps_only_the_table_a_late_position_can_fill_and_says_when_it_began() -> None:
+    """``--hash 1024`` on a position few others can follow: the process stays far below
+    the 1 GB it would have faulted in, and the summary gives the time to the first node."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import resource, subprocess, sys
+        done = subprocess.run([sys.executable, "-m", "c4engine", "solve", "--hash", "1024"], input=sys.argv[1],
+                              capture_output=True, text=True)
+        print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+        print(done.stderr)
+        """), f"{LATE_DRAW} 0\n"], capture_output=True, text=True, timeout=120, env=env)
+    returncode, peak_mb = map(int, done.stdout.split("\n", 1)[0].split())
+    assert returncode == 0, done.stdout
+    assert peak_mb < 512, peak_mb
+    first_node = float(re.search(r"first node (\d+\.\d+) s after the start", done.stdout).group(1))
+    assert 0 < first_node < 60

@@ -137,4 +137,77 @@ def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
         assert process.returncode == 0, err
         assert out.split()[0] == CONCURRENT_BOARDS[board], (board, out)
     assert modules_with_cache_entries(numba_cache) == {
-        specialise.module_name(Geometry.parse(board)) for board in CONCURRENT_BOARDS}
+        specialise.module_name(Geometry.parse(board), full=False) for board in CONCURRENT_BOARDS}
+
+
+def test_a_copy_for_exact_solves_leaves_the_whole_kernel_out(tmp_path: Path, monkeypatch) -> None:
+    """``c4engine solve`` asks for a copy whose constants say FULL = False, in a folder of
+    its own, so that the whole kernel of the same board is never mistaken for it."""
+    monkeypatch.setenv(specialise.CACHE_ENV, str(tmp_path))
+    board = Geometry(6, 5, 4)
+    solving = specialise._copy_folder(board, full=False)
+    constants = (solving / "constants.py").read_text()
+    assert "\nFULL = False\n" in constants and "\nGEOMETRY = Geometry(6, 5, 4)\n" in constants
+    assert "\nFULL = True\n" in (specialise._copy_folder(board) / "constants.py").read_text()
+    assert solving.name == specialise.module_name(board, full=False) != specialise.module_name(board)
+
+
+def cache_env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, specialise.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+
+
+def compiled_modules(tmp_path: Path) -> set[str]:
+    """``package.module`` of every function numba cached (its index files)."""
+    return {f"{index.parent.name.rsplit('_', 1)[0]}.{index.name.split('.')[0]}"
+            for index in (tmp_path / "numba").rglob("*.nbi")}
+
+
+def run_command(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "c4engine", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.mark.slow
+def test_the_first_solve_on_a_board_compiles_no_evaluation(tmp_path: Path) -> None:
+    """The solve command compiles what an exact solve runs, not the depth-limited
+    search's evaluation nor the built books' probes (docs/design.md)."""
+    done = run_command("solve", "--board", "5x4", env=cache_env(tmp_path), stdin="1234512 1\n")
+    assert done.returncode == 0, done.stderr
+    package = specialise.module_name(Geometry(5, 4, 4), full=False)
+    assert f"{package}.negamax" in compiled_modules(tmp_path)
+    assert not {f"{package}.{module}" for module in ("evaluation", "ntuple", "built_book")} & compiled_modules(tmp_path)
+
+
+@pytest.mark.slow
+def test_warm_up_compiles_the_whole_kernel_which_solve_then_loads(tmp_path: Path) -> None:
+    """After ``c4engine warm-up --board``, neither a search nor a solve on that board
+    compiles anything: solve takes the whole kernel rather than make its own copy."""
+    env = cache_env(tmp_path)
+    done = run_command("warm-up", "--board", "5x4", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "[1/1] 5x4: ready" in done.stderr
+    compiled = compiled_modules(tmp_path)
+    assert f"{specialise.module_name(Geometry(5, 4, 4))}.evaluation" in compiled
+    assert run_command("solve", "--board", "5x4", env=env, stdin="1234512 1\n").returncode == 0
+    assert compiled_modules(tmp_path) == compiled
+
+
+def test_warm_up_needs_a_board() -> None:
+    done = run_command("warm-up", env=dict(os.environ))
+    assert done.returncode == 2 and "Missing option '--board'" in done.stderr
+
+
+KERNEL_MODULE_CALL = re.compile(r"\b(?:evaluation|solve|solver|negamax|layout|built_book|table|resolve|ntuple)"
+                                r"\.([a-z_]+)\(")
+
+
+def test_every_kernel_function_called_from_python_is_an_entry_point() -> None:
+    """In a board's copy only the entry points have a Python wrapper, and numba does not
+    guard the others: a call from Python to one of them crashes the process."""
+    package = Path(__file__).resolve().parent.parent / "c4engine"
+    kernel_text = "".join(path.read_text() for path in (package / "kernel").glob("*.py"))
+    internal = set(re.findall(r"^@jit\ndef (\w+)\(", kernel_text, re.MULTILINE))
+    called = {name for path in package.rglob("*.py") if path.parent.name != "kernel"
+              for name in KERNEL_MODULE_CALL.findall(path.read_text())}
+    assert {"solve", "side_terms", "cell_score"} <= called
+    assert not called & internal

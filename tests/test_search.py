@@ -19,7 +19,7 @@ import pytest
 from positions import late_positions
 from timing import best_of, search_stop_latency_ms
 
-from c4engine.kernel import jit, solve
+from c4engine.kernel import jit, perft
 from c4engine.kernel.book import BookUnavailableError, OpeningBook
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
@@ -354,17 +354,17 @@ def test_perft_of_the_empty_board() -> None:
     """No game can end and no column fill within 6 plies; at 7 the six-stone columns
     lose one move each (7**7 - 7), at 8 the first fours end games."""
     for depth in range(1, 7):
-        assert solve.perft(0, 0, depth) == 7 ** depth
+        assert perft.perft(0, 0, depth) == 7 ** depth
     empty = ("",) * WIDTH
-    assert naive_perft(empty, 7) == 7 ** 7 - 7 == solve.perft(0, 0, 7)
-    assert solve.perft(0, 0, 8) == naive_perft(empty, 8)
+    assert naive_perft(empty, 7) == 7 ** 7 - 7 == perft.perft(0, 0, 7)
+    assert perft.perft(0, 0, 8) == naive_perft(empty, 8)
 
 
 def test_perft_from_late_positions() -> None:
     """Where games end by fours and full columns within the horizon."""
     for pos in late_positions(random.Random(SEED + 6), 10, 30):
         for depth in (3, 5):
-            assert solve.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
+            assert perft.perft(pos.current, pos.mask, depth) == naive_perft(columns_of(pos), depth), \
                 digits(pos)
 
 

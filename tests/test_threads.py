@@ -298,6 +298,9 @@ def test_forgotten_pages_read_as_zeros() -> None:
     assert np.all(buffer[:1001] == 7) and not np.any(buffer[1001:])
 
 
+LATE_POSITION = "255235415174342746764567246772"  # 30 stones, heights 2 5 2 6 5 4 6
+
+
 def resident_mb() -> float:
     """The process's resident memory (Linux: /proc/self/statm)."""
     pages = int(Path("/proc/self/statm").read_text().split()[1])
@@ -324,19 +327,38 @@ def test_pages_that_would_take_half_the_free_memory_stay_lazy(monkeypatch: pytes
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are faulted in ahead on Linux only")
-def test_a_resident_table_is_mapped_again_after_a_wipe() -> None:
-    """The solve command's table: all of it mapped when made, and again after the 16th
-    clear hands its pages back; the ordinary one stays lazy."""
+def test_a_resident_table_is_mapped_as_far_as_each_position_needs() -> None:
+    """The solve command's table: mapped before each solve for the part the position can
+    fill (fit_table), all of it for the empty board, again after the 16th clear hands
+    its pages back; only a little for a late position; the ordinary one stays lazy."""
     before = resident_mb()
     lazy = Searcher(hash_mb=300)
-    assert resident_mb() - before < 50
     resident = Searcher(hash_mb=300, resident=True)
-    assert resident_mb() - before > 280
+    assert resident_mb() - before < 50
+    assert resident.fit_table(parse_digits(LATE_POSITION)) == table.MIN_TABLE_ENTRIES
+    assert resident_mb() - before < 50
     for _ in range(table.GENERATIONS):
         resident.clear()
     assert int(resident.mem[layout.GENERATION]) == 0 and not np.any(resident.tt)
+    assert resident.fit_table(Board()) == len(resident.tt)
     assert resident_mb() - before > 280
     del lazy
+
+
+def test_a_table_fitted_to_a_late_position_solves_it_and_is_whole_again_after_a_clear() -> None:
+    """At most 60,543 positions can follow LATE_POSITION: its solve uses the table's
+    minimum, gives the score of a whole table, and the next clear gives the next
+    search all of it."""
+    pos = parse_digits(LATE_POSITION)
+    whole = Searcher(hash_mb=64)
+    expected = whole.solve(pos)[0]
+    fitted = Searcher(hash_mb=64)
+    fitted.clear()
+    assert fitted.fit_table(pos) == table.MIN_TABLE_ENTRIES < len(fitted.tt)
+    assert int(fitted.mem[layout.TT_SLOTS]) == table.MIN_TABLE_ENTRIES
+    assert fitted.solve(pos)[0] == expected
+    fitted.clear()
+    assert int(fitted.mem[layout.TT_SLOTS]) == len(fitted.tt)
 
 
 def test_a_cleared_large_table_forgets_everything() -> None:

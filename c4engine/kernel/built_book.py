@@ -33,7 +33,7 @@ from ..geometry import Geometry, GeometryError
 from ..inputs import open_regular
 from ..rules.bits import mirror as mirror_bits
 from .book import NOT_IN_BOOK, bytes_at
-from .jit import jit, mirror
+from .jit import entry, jit, mirror
 
 MAGIC = b"C4BOOK1\0"
 HEADER = struct.Struct("<8s4HBB6xQ")
@@ -152,7 +152,7 @@ class BuiltBook:
         return None
 
 
-@jit
+@entry
 def built_book_value(address: int, entries: int, current: int, mask: int) -> int:
     """The book's value of ``(current, mask)`` (which must have the book's plies), else
     NOT_IN_BOOK.  Branch-free halving, as in :mod:`.book`."""

@@ -14,6 +14,11 @@ from __future__ import annotations
 from ..geometry import Geometry
 
 GEOMETRY = Geometry(7, 6, 4)
+# The whole kernel: depth-limited searches, which evaluate their leaves, and books
+# built by ``c4engine book build``.  A copy made for exact solves alone (``c4engine
+# solve``) leaves both out, and so never compiles them (docs/design.md, "One kernel
+# per board").
+FULL = True
 
 WIDTH = GEOMETRY.width
 HEIGHT = GEOMETRY.height

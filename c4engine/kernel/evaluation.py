@@ -43,7 +43,7 @@ import numpy as np
 from ..geometry import Geometry
 from .constants import BOARD_MASK, GEOMETRY, WIDTH
 from ..rules.scores import MATE
-from .jit import column_cells, jit, popcount, smear_up, winning_cells
+from .jit import column_cells, entry, jit, popcount, smear_up, winning_cells
 from .ntuple import ntuple_evaluate
 
 
@@ -114,7 +114,7 @@ THREAT_WEIGHTS = weight_vector(HAND_THREATS, HAND_THREATS, 0, EDGE_STEP_WEIGHTS)
 CENTRE_ONLY = weight_vector((0,) * N_THREAT_TERMS, (0,) * N_THREAT_TERMS, 0, EDGE_STEP_WEIGHTS)
 
 
-@jit
+@entry
 def threat_cells(stones: int, other: int, mask: int) -> tuple[int, int, int]:
     """One side's threats, the live ones among them, and the cells strictly above an
     opponent threat (where a threat is dead)."""
@@ -123,7 +123,7 @@ def threat_cells(stones: int, other: int, mask: int) -> tuple[int, int, int]:
     return threats, threats & ~dead_zone, dead_zone
 
 
-@jit
+@entry
 def side_terms(stones: int, other: int, mask: int, is_first: bool) -> tuple[int, int, int, int]:
     """One side's threat counts (see the module docstring)."""
     threats, live, dead_zone = threat_cells(stones, other, mask)
@@ -141,7 +141,7 @@ def threat_counts(threats: int, live: int, dead_zone: int, is_first: bool) -> tu
     return good, bad, dead, stacked
 
 
-@jit
+@entry
 def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
     """The weights of one side's live threats by their cells."""
     at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
@@ -153,7 +153,7 @@ def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
     return score
 
 
-@jit
+@entry
 def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.ndarray) -> int:
     """One side's weighted evaluation: its threats, its stones, and the first player's bonus."""
     threats, live, dead_zone = threat_cells(stones, other, mask)
@@ -168,7 +168,7 @@ def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.n
     return score + cell_score(live, is_first, weights)
 
 
-@jit
+@entry
 def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
     """Heuristic value from the side to move's view: the n-tuple network's when the
     weights name one, else the side to move's score minus the opponent's."""
@@ -181,7 +181,7 @@ def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray)
             - side_score(other, current, mask, not to_move_is_first, weights))
 
 
-@jit
+@entry
 def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> None:
     """The counts the linear model weighs, into ``out`` (N_LINEAR): without an n-tuple
     network ``evaluate`` is ``out @ weights[:N_LINEAR]``.  The mover's counts add, the opponent's subtract."""

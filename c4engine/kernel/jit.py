@@ -20,7 +20,7 @@ import numba
 from numba.core.caching import FunctionCache
 
 from ..rules import bits, scores
-from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, HEIGHT, WIDTH
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, GEOMETRY, HEIGHT, WIDTH
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,15 @@ def _drop_stale_cache() -> None:
 
 if __package__ == "c4engine.kernel":  # the copies for other boards are keyed on their sources' hash
     _drop_stale_cache()  # before any function below is compiled or loaded
-jit = numba.njit(cache=True, nogil=True)
+# A compiled function called from Python needs a wrapper that converts its arguments,
+# compiled and optimised with it: a fifth of a board's compilation.  Only the entry
+# points (``entry``) get one on every board; the package's own 7x6 kernel, compiled
+# once per installation, keeps one on every function for the tests and tools that
+# call them.  No function is taken as a C callback, so none gets that wrapper.
+ENTRY_OPTIONS = {"cache": True, "nogil": True, "no_cfunc_wrapper": True}
+INNER_OPTIONS = {**ENTRY_OPTIONS, "no_cpython_wrapper": not GEOMETRY.is_standard}
+jit = numba.njit(**INNER_OPTIONS)
+entry = numba.njit(**ENTRY_OPTIONS)
 
 popcount = jit(bits.popcount)
 to_internal = jit(scores.to_internal)

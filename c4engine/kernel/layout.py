@@ -17,7 +17,7 @@ import numpy as np
 
 from .constants import CELLS, WIDTH
 from .evaluation import N_WEIGHTS
-from .jit import jit
+from .jit import entry, jit
 
 INFINITE = 30_000
 MAX_PLY = CELLS + 2
@@ -34,7 +34,7 @@ SCRATCH_PER_PLY = ORDER + 2 * WIDTH + 1
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
 
 
-@jit
+@entry
 def begin_search(mem: np.ndarray, node_limit: int) -> None:
     """Reset the counters and flags for a new search (one call from Python instead of
     four numpy writes, which matters when a whole solve takes microseconds)."""

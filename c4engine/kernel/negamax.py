@@ -43,9 +43,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, WIDTH
+from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
-from .jit import column_cells, jit, playable_cells, popcount, to_internal, winning_cells
+from .jit import ENTRY_OPTIONS, INNER_OPTIONS, column_cells, jit, playable_cells, popcount, to_internal, winning_cells
 from .layout import (
     ABORTED,
     BUSY_SLOTS,
@@ -219,7 +219,7 @@ def transposition_cutoffs(mem: np.ndarray, base: int, count: int, depth: int, al
     return alpha, raised_by, kept
 
 
-@numba.njit(SEARCH_SIGNATURE, cache=True, nogil=True)
+@numba.njit(SEARCH_SIGNATURE, **INNER_OPTIONS)
 def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
                 hi: int, ply: int, mem: np.ndarray) -> int:
     """Score of a position that :func:`resolve` left unresolved (``lo..hi`` its proven
@@ -244,7 +244,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     proven_high = hi <= beta
     if proven_high:
         beta = hi
-    if depth <= 0:
+    if FULL and depth <= 0:
         value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_WEIGHTS])
         return min(max(value, alpha), beta)
 
@@ -272,7 +272,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     best_move = NO_MOVE
     opponent_threats = winning_cells(current ^ mask, mask)
     safe = playable_cells(mask) & ~(opponent_threats >> 1)
-    count = 0
+    count = numba.int64(0)  # not a literal 0, for which numba would compile transposition_cutoffs twice
     for i in range(WIDTH):
         col = COLUMN_ORDER[i]
         move = safe & column_cells(col)
@@ -363,12 +363,13 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     return alpha
 
 
-@numba.njit(NEGAMAX_SIGNATURE, cache=True, nogil=True)
+@numba.njit(NEGAMAX_SIGNATURE, **ENTRY_OPTIONS)
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
             mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
     (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
-    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem)
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
+                                                          winning_cells(current ^ mask, mask))
     if value != UNRESOLVED:
         return value
     sign = -1 if flips % 2 == 1 else 1

@@ -22,7 +22,7 @@ from ..rules.scores import MATE
 from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
 from .built_book import built_book_value
-from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, H1, HAS_BOOK, HEIGHT
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, FULL, H1, HAS_BOOK, HEIGHT
 from .evaluation import EVEN_ROWS
 from .jit import (
     has_line,
@@ -122,7 +122,9 @@ def forced_cells(current: int, mask: int, opponent_threats: int = -1) -> tuple[i
     """For the side to move: the opponent's immediate wins (cells it must block) and
     the playable cells that are not right below an opponent threat (moves that do
     not hand the opponent a four).  ``opponent_threats`` may be given when the
-    caller has them (-1: compute them)."""
+    caller has them (-1: compute them).  The kernel always gives them: a literal -1
+    would have numba compile this function and its callers a second time, for
+    that constant."""
     if opponent_threats == -1:
         opponent_threats = winning_cells(current ^ mask, mask)
     possible = playable_cells(mask)
@@ -163,7 +165,6 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
     sign = 1
     while True:
         opponent_wins, safe = forced_cells(current, mask, opponent_threats)
-        opponent_threats = -1  # given, if at all, for the first position only
         if safe == 0 or (opponent_wins != 0 and (opponent_wins & (opponent_wins - 1) != 0
                                                  or opponent_wins & safe == 0)):
             return sign * loss_now(stones), current, mask, stones, flips, 0, 0
@@ -177,12 +178,12 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
         hi = to_internal((CELLS - 1 - stones) // 2)
         if not can_make_line(current, mask):
             hi = 0
-        if stones == mem[BUILT_STONES] and mem[BUILT_ENTRIES] > 0:
+        if FULL and stones == mem[BUILT_STONES] and mem[BUILT_ENTRIES] > 0:
             built = built_book_value(mem[BUILT_ADDRESS], mem[BUILT_ENTRIES], current, mask)
             if built != NOT_IN_BOOK and (built == 0 or mem[BUILT_WEAK] == 0):
                 return sign * to_internal(built), current, mask, stones, flips, 0, 0
             if built != NOT_IN_BOOK:  # a weak book's win or loss: a bound
-                lo, hi = (max(lo, to_internal(1)), hi) if built > 0 else (lo, min(hi, to_internal(-1)))
+                lo, hi = (max(lo, MATE + 1), hi) if built > 0 else (lo, min(hi, -MATE - 1))  # to_internal(+-1)
         if lo >= beta:
             return sign * lo, current, mask, stones, flips, 0, 0
         if hi <= alpha:
@@ -195,6 +196,7 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
                     return sign * hi, current, mask, stones, flips, 0, 0
             return UNRESOLVED, current, mask, stones, flips, lo, hi
         current, mask = current ^ mask, mask | forced
+        opponent_threats = winning_cells(current ^ mask, mask)  # computed here: see forced_cells
         stones += 1
         alpha, beta = -beta, -alpha
         flips += 1

@@ -1,4 +1,4 @@
-"""The exact solver's driver, the principal variation and perft.
+"""The exact solver's driver and the principal variation.
 
 :func:`solve` narrows a position's score with null-window probes of the
 recursion (:mod:`c4engine.kernel.negamax`); the loops over the root's moves
@@ -8,13 +8,12 @@ calls the recursion costs seconds of compilation at the first start.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from .constants import BOARD_MASK, CELLS, WIDTH
+from .constants import CELLS, WIDTH
 from .jit import (
     column_cells,
-    has_line,
+    entry,
     jit,
     playable_cells,
     to_internal,
@@ -51,7 +50,7 @@ def half(x: int) -> int:
     return -((-x) // 2) if x < 0 else x // 2
 
 
-@jit
+@entry
 def score_range(stones: int, weak: bool) -> tuple[int, int]:
     """The lowest and highest score a position with ``stones`` on the board can have
     (weak: clamped to -1..1, the sign)."""
@@ -62,7 +61,7 @@ def score_range(stones: int, weak: bool) -> tuple[int, int]:
     return lowest, highest
 
 
-@jit
+@entry
 def probe_point(lowest: int, highest: int, stones: int) -> int:
     """Where to probe ``lowest..highest`` next (see :func:`solve`): for an early position,
     0 while the range holds both signs, then the next score out from 0 on the
@@ -80,7 +79,7 @@ def probe_point(lowest: int, highest: int, stones: int) -> int:
     return middle
 
 
-@jit
+@entry
 def narrowed(lowest: int, highest: int, middle: int, value: int) -> tuple[int, int]:
     """``lowest..highest`` after a null-window probe at ``middle`` returned the internal
     ``value``, itself a bound that may narrow the range by more than the window did
@@ -91,7 +90,7 @@ def narrowed(lowest: int, highest: int, middle: int, value: int) -> tuple[int, i
     return min(max(middle + 1, to_pons(value)), highest), highest
 
 
-@jit
+@entry
 def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) -> int:
     """The null-window search at Pons score ``middle``: its internal value, above
     ``to_internal(middle)`` when the score is higher."""
@@ -99,7 +98,7 @@ def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) ->
     return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
 
 
-@jit
+@entry
 def solve(current: int, mask: int, stones: int, weak: bool,
           mem: np.ndarray) -> int:
     """Exact Pons score of a position that is not over (weak: only its sign), by
@@ -133,7 +132,7 @@ def column_of(cell: int) -> int:
     return NO_MOVE
 
 
-@jit
+@entry
 def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
@@ -161,22 +160,5 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         elif wins:
             col = column_of(wins & -wins)
         else:
-            col = column_of(forced_move(*forced_cells(current, mask)))
+            col = column_of(forced_move(*forced_cells(current, mask, winning_cells(current ^ mask, mask))))
     return length
-
-
-@numba.njit(numba.int64(numba.int64, numba.int64, numba.int64), cache=True, nogil=True)
-def perft(current: int, mask: int, depth: int) -> int:
-    """Move sequences of exactly ``depth`` plies from a position; a finished game has
-    no moves, so lines that end earlier count for nothing (as in chess perft)."""
-    if depth == 0:
-        return 1
-    if has_line(current ^ mask) or mask == BOARD_MASK:
-        return 0
-    total = 0
-    possible = playable_cells(mask)
-    for col in range(WIDTH):
-        move = possible & column_cells(col)
-        if move != 0:
-            total += perft(current ^ mask, mask | move, depth - 1)
-    return total

@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -44,6 +45,7 @@ COMPILED_RULES = ("bits", "scores")  # the rules modules whose functions the ker
 MODULES = ("constants", "jit", "layout", "table", "ntuple", "evaluation", "book", "built_book", "resolve", "negamax",
            "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
+_FULL_LINE = re.compile(r"^FULL = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 _RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
 
@@ -65,17 +67,43 @@ class Kernel:
     negamax: ModuleType
     solve: ModuleType
 
+    def perft(self, current: int, mask: int, depth: int) -> int:
+        """The protocol's ``perft`` count (:mod:`c4engine.kernel.perft`), compiled or
+        loaded at its first call."""
+        module = importlib.import_module(f"{self.solve.__package__}.perft")
+        return int(module.perft(current, mask, depth))
+
 
 @functools.cache
-def kernel_for(geometry: Geometry) -> Kernel:
+def kernel_for(geometry: Geometry, full: bool = True) -> Kernel:
     """The kernel compiled for ``geometry``: loaded from numba's cache, or compiled
-    and cached at its first use on this installation.  Once per process."""
+    and cached at its first use on this installation.  Once per process.
+
+    ``full=False`` asks for a kernel that only solves exactly, which on a new
+    board compiles in about half the time: the copy leaves out the evaluation of
+    the depth-limited search and the probes of built books.  The whole kernel
+    serves instead when it has been compiled already (7x6 always)."""
     if geometry == STANDARD:
         package = __package__ or "c4engine.kernel"
     else:
-        package = _import_copy(geometry, _copy_folder(geometry))
+        full = full or _compiled_stamp(geometry, full=True).exists()
+        package = _import_copy(geometry, full, _copy_folder(geometry, full))
     modules = {name: importlib.import_module(f"{package}.{name}") for name in MODULES}
+    if geometry != STANDARD:
+        _stamp_compiled(geometry, full)
     return Kernel(geometry, **modules)
+
+
+def _compiled_stamp(geometry: Geometry, full: bool) -> Path:
+    """A file beside a copy that says its modules have been imported once, so that
+    numba holds their compiled code (unless its own cache was cleared since)."""
+    folder = _folder(geometry, full)
+    return folder.with_name(f"{folder.name}.compiled")
+
+
+def _stamp_compiled(geometry: Geometry, full: bool) -> None:
+    with suppress(OSError):  # a read-only cache: the next start just checks again
+        _compiled_stamp(geometry, full).touch()
 
 
 def source_files() -> list[Path]:
@@ -107,17 +135,22 @@ def cache_root() -> Path:
     return user_cache / "c4engine" / "kernels"
 
 
-def module_name(geometry: Geometry) -> str:
-    return f"c4engine_kernel_{geometry.width}x{geometry.height}k{geometry.connect}"
+def module_name(geometry: Geometry, full: bool = True) -> str:
+    name = f"c4engine_kernel_{geometry.width}x{geometry.height}k{geometry.connect}"
+    return name if full else f"{name}_exact"
 
 
-def _copy_folder(geometry: Geometry) -> Path:
+def _folder(geometry: Geometry, full: bool) -> Path:
+    return cache_root() / sources_hash() / module_name(geometry, full)
+
+
+def _copy_folder(geometry: Geometry, full: bool = True) -> Path:
     """The folder of ``geometry``'s copy for the current sources, written if missing.
 
     Written under a temporary name and renamed into place, so that two processes
     starting at once never import a half-written copy (the second rename loses,
     and its copy is dropped)."""
-    folder = cache_root() / sources_hash() / module_name(geometry)
+    folder = _folder(geometry, full)
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +158,7 @@ def _copy_folder(geometry: Geometry) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     for source in [*KERNEL_DIR.glob("*.py"), *_compiled_rules()]:
-        (staging / source.name).write_text(_copied_source(source, geometry))
+        (staging / source.name).write_text(_copied_source(source, geometry, full))
     try:
         staging.rename(folder)
     except OSError:
@@ -147,15 +180,16 @@ def _drop_stale_copies(current: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def _copied_source(source: Path, geometry: Geometry) -> str:
+def _copied_source(source: Path, geometry: Geometry, full: bool) -> str:
     """A kernel file as its copy for ``geometry`` reads: imports of the compiled rules
     modules taken from the copy's own, other imports from the rest of the package
-    made absolute, and the constants' geometry replaced."""
+    made absolute, and the constants' geometry and evaluation replaced."""
     text = _RULES_IMPORT.sub(_own_rules_import, source.read_text())
     text = _PARENT_IMPORT.sub(r"\1from c4engine.\2", text)
     if source.stem == "constants":
         text = _GEOMETRY_LINE.sub(
             f"GEOMETRY = Geometry({geometry.width}, {geometry.height}, {geometry.connect})", text, count=1)
+        text = _FULL_LINE.sub(f"FULL = {full}", text, count=1)
     return text
 
 
@@ -169,9 +203,9 @@ def _own_rules_import(match: re.Match[str]) -> str:
     return f"{indent}from .{module or ''} import {names}"
 
 
-def _import_copy(geometry: Geometry, folder: Path) -> str:
+def _import_copy(geometry: Geometry, full: bool, folder: Path) -> str:
     """Import the copy in ``folder`` as a package of its own; its name."""
-    name = module_name(geometry)
+    name = module_name(geometry, full)
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
                                                       submodule_search_locations=[str(folder)])

@@ -254,7 +254,7 @@ class Backend:
         if stopped():
             return None
         if pos.geometry.width ** depth <= PERFT_PIECE_LEAVES or pos.is_over():
-            return int(self.searcher.kernel.solve.perft(pos.current, pos.mask, depth))
+            return self.searcher.kernel.perft(pos.current, pos.mask, depth)
         total = 0
         for col in pos.legal_moves():
             count = self._perft_count(pos.play(col), depth - 1, stopped)

@@ -53,9 +53,9 @@ def forget_pages(buffer: np.ndarray, first: int) -> None:
         area.madvise(mmap.MADV_DONTNEED, page_start, len(area) - page_start)
 
 
-def fault_in(buffer: np.ndarray, first: int) -> None:
-    """Map every page of ``buffer[first:]`` now, zeroed and writable, in one system call
-    (``buffer`` made by :func:`allocate_zeros`; pages already mapped keep their data).
+def fault_in(buffer: np.ndarray, first: int, end: int | None = None) -> None:
+    """Map every page of ``buffer[first:end]`` now, zeroed and writable, in one system
+    call (``buffer`` made by :func:`allocate_zeros`; pages already mapped keep their data).
 
     For a search that will touch most of a table: faulted in one by one, as the
     search first reads then writes each, the pages cost more system time (1.9 us
@@ -64,7 +64,7 @@ def fault_in(buffer: np.ndarray, first: int) -> None:
     take more than half the free memory (a large ``--hash`` must not push the
     machine into swapping), they stay lazy."""
     area, page_start = _area(buffer), _page_start(first)
-    length = len(area) - page_start
+    length = min(len(area), (len(buffer) if end is None else end) * ENTRY_BYTES) - page_start
     if sys.platform.startswith("linux") and 0 < length <= free_memory() // 2:
         with suppress(OSError):
             area.madvise(MADV_POPULATE_WRITE, page_start, length)

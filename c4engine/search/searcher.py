@@ -55,7 +55,7 @@ from ..kernel.layout import (
 from ..kernel.specialise import kernel_for
 from ..kernel.table import GENERATIONS
 from ..rules.board import Board
-from .buffer_layout import busy_slots, table_entries, table_start
+from .buffer_layout import busy_slots, fitted_entries, table_entries, table_start
 from .iterations import Iterations
 from .limits import Limits
 from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, fault_in, forget_pages
@@ -85,17 +85,24 @@ class Searcher:
     if the allocation fails they raise MemoryError and change nothing.
 
     The table's pages come as the searches touch them, so that a large table costs
-    memory only where it is used; with ``resident`` they are all mapped at once
-    when the table is made or wiped (:func:`~c4engine.search.memory.fault_in`),
-    for the ``solve`` command, whose long searches touch them all anyway and
-    whose timing should not include their faults."""
+    memory only where it is used; with ``resident`` the part a position's solve
+    uses (:meth:`fit_table`) is mapped at once before it
+    (:func:`~c4engine.search.memory.fault_in`), for the ``solve`` command, whose
+    long searches touch it all anyway and whose timing should not include their
+    faults.
+
+    With ``solving_only`` it only solves exactly (:meth:`solve`, :meth:`solve_moves`):
+    on a board whose kernel is not compiled yet, the kernel then leaves the
+    evaluation and the built books out and compiles sooner
+    (:func:`~c4engine.kernel.specialise.kernel_for`); :meth:`search` and
+    :meth:`set_built_book` raise ``RuntimeError``."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
-                 resident: bool = False) -> None:
+                 resident: bool = False, solving_only: bool = False) -> None:
         self.geometry = geometry
         self.resident = resident
-        self.kernel = kernel_for(geometry)
+        self.kernel = kernel_for(geometry, full=not solving_only)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
         self._take_book(book)
@@ -123,8 +130,6 @@ class Searcher:
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
         buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
-        if self.resident:
-            fault_in(buffer, table_start(self.kernel, threads))
         views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
@@ -132,6 +137,7 @@ class Searcher:
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
+        self._mapped_end = 0  # the end of what fit_table has mapped of a resident table
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
         while len(self._helpers) < threads - 1:
@@ -176,6 +182,8 @@ class Searcher:
         """Search with a book built by ``c4engine book build`` (None for none) besides the
         bitbully one; empties the table.  BookFileError, and no change, for a book
         of another board."""
+        if book is not None:
+            self._check_full()
         if book is not None and book.header.geometry != self.geometry:
             raise BookFileError(f"book {book.path} is for the {book.header.geometry} board, "
                                 f"not {self.geometry}")
@@ -183,27 +191,49 @@ class Searcher:
         self._point_at_book()
         self.clear()
 
+    def _check_full(self) -> None:
+        if not self.kernel.constants.FULL:
+            raise RuntimeError("this searcher only solves exactly: made with solving_only")
+
     def _take_book(self, book: OpeningBook | None) -> None:
         if book is not None and self.geometry.is_standard:
             self.book = book
 
     def clear(self) -> None:
-        """Forget everything in the table: a new generation, and every 16th time a real
+        """Forget everything in the table, and use all of it again (after
+        :meth:`fit_table`): a new generation, and every 16th time a real
         wipe.  A table up to WIPE_BY_WRITING_MB is rewritten with zeros (a few ms, and
         the next search finds its pages mapped); a larger one gives its pages back
         to the system, which takes no time and no memory but makes the next
         searches fault the pages in again as they touch them (a resident table
-        has them mapped again here)."""
+        has them mapped again by :meth:`fit_table`)."""
         generation = (int(self.mem[GENERATION]) + 1) % GENERATIONS
         if generation == 0:
             if self.hash_mb <= WIPE_BY_WRITING_MB:
                 self.tt.fill(0)
+                self._mapped_end = len(self._buffer)  # written, so mapped
             else:
                 forget_pages(self._buffer, table_start(self.kernel, len(self.threads)))
-                if self.resident:
-                    fault_in(self._buffer, table_start(self.kernel, len(self.threads)))
+                self._mapped_end = 0
+        slots = table_entries(self.kernel, self.hash_mb)
         for thread in self.threads:
-            thread.mem[GENERATION] = generation
+            thread.mem[GENERATION], thread.mem[TT_SLOTS] = generation, slots
+
+    def fit_table(self, pos: Board) -> int:
+        """Size the table for an exact solve of ``pos``, which must follow a :meth:`clear`:
+        no larger than the positions that can follow ``pos`` can fill
+        (:func:`~.buffer_layout.fitted_entries`), so that a late position or a
+        small board does not sweep a large table, nor, when resident, fault it all
+        in.  A later search on a larger need calls it again; the entries it uses."""
+        slots = fitted_entries(self.kernel, self.hash_mb, pos)
+        start = table_start(self.kernel, len(self.threads))
+        for thread in self.threads:
+            thread.mem[TT_SLOTS] = slots
+        end = start + slots * self.kernel.table.ENTRY_WORDS
+        if self.resident and end > self._mapped_end:  # mapping mapped pages again slows the search after it
+            fault_in(self._buffer, max(start, self._mapped_end), end)
+            self._mapped_end = end
+        return slots
 
     def set_weights(self, weights: np.ndarray) -> None:
         for thread in self.threads:
@@ -373,6 +403,7 @@ class Searcher:
         ``solve_early`` False keeps the exact solver for when the end of the game is
         within the depth limit (the difficulty levels, which see no further)."""
         self._check_board(pos)
+        self._check_full()
         if pos.is_over():
             return Result(None)
         stop = stop or StopSignal()
