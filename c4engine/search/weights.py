@@ -1,7 +1,7 @@
 """The evaluation's weight vectors by name, and the learned ones shipped per board.
 
 ``learned`` weights were fitted to exactly scored positions of one board
-(``tools/train_evaluation.py``, :mod:`c4engine.training`) and live in
+(``tools/train_evaluation.py``, :mod:`c4engine.training.linear`) and live in
 ``c4engine/data/evaluation-<W>x<H>k<K>.json``; ``ntuple`` is an n-tuple network
 (:mod:`c4engine.kernel.ntuple`, ``tools/train_ntuple.py``) in
 ``c4engine/data/ntuple-<W>x<H>k<K>.npz``, which the kernel reads through the
