@@ -34,7 +34,9 @@ class LazyGroup(click.Group):
     LAZY = {"match": "c4engine.referee.cli:match_command",
             "strength": "c4engine.referee.cli:strength_command",
             "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command",
-            "review": "c4engine.reviewer.command:review_command", "book": "c4engine.books.cli:book_command"}
+            "review": "c4engine.reviewer.command:review_command", "book": "c4engine.books.cli:book_command",
+            "train": "c4engine.training.cli:train_command",
+            "held-out": "c4engine.training.cli:held_out_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
