@@ -3,6 +3,11 @@ network, a stopped run goes on to it, a held-out set stays out of the data."""
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +16,7 @@ from click.testing import CliRunner
 
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
+from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
 from c4engine.training.pipeline import excluded_rows
@@ -56,6 +62,36 @@ def test_a_run_stopped_by_its_time_limit_goes_on_to_the_same_network(first: Path
     assert out.read_bytes() == first.read_bytes()
 
 
+def test_a_killed_run_goes_on_to_the_same_network(first: Path, tmp_path: Path) -> None:
+    """SIGKILL once the first chunk of games is in the checkpoint; the same command
+    then finishes the run, and the network is the uninterrupted run's."""
+    out = tmp_path / "killed.npz"
+    checkpoint = out.with_name(out.name + ".sqlite")
+    process = subprocess.Popen([sys.executable, "-m", "c4engine", "train", *TINY, "--out", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while chunks_in(checkpoint) < 1:
+            assert process.poll() is None and time.monotonic() < deadline, "no chunk was saved"
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    assert not out.exists() and chunks_in(checkpoint) == 1
+    train(out)
+    assert out.read_bytes() == first.read_bytes()
+
+
+def chunks_in(checkpoint: Path) -> int:
+    if not checkpoint.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(checkpoint)) as db:
+            return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    except sqlite3.OperationalError:  # the tables are not made yet, or the writer holds a lock
+        return 0
+
+
 def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> None:
     out = tmp_path / "net.npz"
     train(out, "--checkpoint", str(tmp_path / "run.sqlite"))
@@ -70,6 +106,25 @@ def test_the_network_file_records_its_held_out_accuracy(first: Path) -> None:
         assert 0.0 <= float(document["accuracy"]) <= 1.0
         assert int(document["accuracy_positions"]) > 0
         assert "held out by key" in str(document["accuracy_set"])
+
+
+def test_the_engine_names_a_trained_network_and_its_accuracy(first: Path) -> None:
+    with first.open("rb") as stream:
+        note = network_note(stream, "ntuple-7x6k4.npz")
+    with np.load(first) as document:
+        accuracy, positions = float(document["accuracy"]), int(document["accuracy_positions"])
+    assert note == f"ntuple-7x6k4.npz for the 7x6 board, held-out accuracy {accuracy:.4f} on {positions} positions"
+
+
+def test_a_network_trained_beside_a_held_out_set_records_its_accuracy_there(tmp_path: Path) -> None:
+    held = make_held_out(STANDARD, 2, 9, 200_000)
+    held.save(tmp_path / "held.npz")
+    out = tmp_path / "net.npz"
+    output = train(out, "--held-out", str(tmp_path / "held.npz"))
+    with np.load(out) as document:
+        assert int(document["accuracy_positions"]) == len(held)
+        assert "independent held-out set" in str(document["accuracy_set"])
+    assert f"on {len(held)} positions" in output
 
 
 def test_a_held_out_position_and_its_mirror_image_are_left_out(first: Path) -> None:

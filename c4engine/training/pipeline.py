@@ -190,6 +190,7 @@ def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
     epoch, margin, tables = store.saved_fit() or (0, 0.5, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
     rows = (data.current[train_rows], data.mask[train_rows], data.stones[train_rows].astype(np.int64),
             data.result[train_rows].astype(np.int64))
+    checked = (data, check_rows) if run.held_out is None else (run.held_out, np.arange(len(run.held_out)))
     progress = Progress(spec.epochs, epoch, _stream(run), "epochs")
     saved = time.monotonic()
     try:
@@ -198,7 +199,7 @@ def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
             margin = sgd_pass(cells, tables, rows, order, epoch_step(spec.rate, epoch, spec.epochs, spec.tuples),
                               margin)
             epoch += 1
-            progress.note = f"held-out accuracy {own_accuracy(cells, tables, margin, data, check_rows):.4f}"
+            progress.note = f"held-out accuracy {float_accuracy(cells, tables, margin, *checked):.4f}"
             progress.advance(1)
             if epoch < spec.epochs and (run.out_of_time() or time.monotonic() - saved >= run.checkpoint_seconds):
                 store.save_fit(epoch, margin, tables)
@@ -222,8 +223,9 @@ def excluded_rows(data: Dataset, held_out: Dataset | None) -> np.ndarray:
     return np.isin(keys, canonical_keys(held_out.current, held_out.mask, held_out.geometry))
 
 
-def own_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> float:
-    """The float network's accuracy on ``rows`` (for the progress bar)."""
+def float_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> float:
+    """The float network's accuracy on ``rows`` of ``data`` (for the progress bar:
+    the held-out set's, or the tenth of the data held out by key)."""
     values = network_values(cells, tables, data.current[rows], data.mask[rows], data.stones[rows].astype(np.int64))
     return accuracy(values, margin, data.result[rows].astype(np.int64)) if rows.size else float("nan")
 
