@@ -101,8 +101,10 @@ def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> 
     assert "holds another run" in result.output
 
 
-def test_the_network_file_records_its_held_out_accuracy(first: Path) -> None:
+def test_the_network_file_records_its_held_out_accuracy_and_the_command(first: Path) -> None:
     with np.load(first) as document:
+        assert str(document["made_by"]) == ("c4engine train --board 7x6 --seed 1 --games 8 --stones 28 36 "
+                                             "--nodes 50000 --tuples 4 --epochs 3 --rate 0.5 --no-book")
         assert 0.0 <= float(document["accuracy"]) <= 1.0
         assert int(document["accuracy_positions"]) > 0
         assert "held out by key" in str(document["accuracy_set"])

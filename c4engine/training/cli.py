@@ -3,7 +3,6 @@ measure a network on it."""
 
 from __future__ import annotations
 
-import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -57,8 +56,9 @@ def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: 
         raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
                                  param_hint="--stones")
     spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book)
-    run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"), shlex.join(["c4engine", *sys.argv[1:]]),
-              _held_out(held_out, geometry), minutes, 60 * checkpoint_minutes)
+    run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
+              spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
+              60 * checkpoint_minutes)
     try:
         if cluster is None:
             found = train(run)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -78,6 +79,14 @@ class TrainSpec:
 
     def settings(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def command(self, held_out: str | None) -> str:
+        """The ``c4engine train`` options that make this network (what its file records:
+        not where it is written, nor how the work was spread or stopped)."""
+        words = ["c4engine", "train", "--board", self.board, "--seed", str(self.seed), "--games", str(self.games),
+                 "--stones", *map(str, self.stones), "--nodes", str(self.node_limit), "--tuples", str(self.tuples),
+                 "--epochs", str(self.epochs), "--rate", repr(self.rate), "--book" if self.book else "--no-book"]
+        return shlex.join(words + (["--held-out", held_out] if held_out else []))
 
 
 class Stopped(Exception):
