@@ -176,3 +176,6 @@ def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:
     bad.write_bytes(b"not a network")
     result = CliRunner().invoke(cli, ["held-out", "accuracy", str(bad), str(bad)])
     assert result.exit_code == 1 and "not a set of positions" in result.output
+    bad.write_bytes(b"PK\x03\x04 a broken zip")
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(bad), str(bad)])
+    assert result.exit_code == 1 and "not a set of positions" in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import zipfile
 from pathlib import Path
 
 import click
@@ -86,7 +87,7 @@ def _held_out(path: Path | None, geometry: Geometry) -> Dataset | None:
 def _load_set(path: Path) -> Dataset:
     try:
         return Dataset.load(path)
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise click.ClickException(f"{path}: not a set of positions ({err})") from None
 
 
@@ -122,7 +123,7 @@ def accuracy_command(network: Path, positions: Path) -> None:
     try:
         with np.load(network) as document:
             board, block, margin = str(document["board"]), np.ascontiguousarray(document["block"]), float(document["margin"])
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise click.ClickException(f"{network}: not a network file ({err})") from None
     if board != data.geometry.name:
         raise click.ClickException(f"{network} is a network for {board}, the positions are for {data.geometry}")

@@ -20,7 +20,6 @@ and :mod:`c4engine.training.network` fit evaluations to them.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path

@@ -26,7 +26,6 @@ key, and the network's accuracy on it is what its file records.
 
 from __future__ import annotations
 
-import functools
 import json
 import shlex
 import sys
@@ -41,7 +40,6 @@ import numpy as np
 from ..books.build import Progress
 from ..geometry import Geometry
 from ..kernel.ntuple import STATES, TUPLE_LENGTH, network_values
-from ..search.searcher import Searcher
 from .data import Dataset, game_searchers, noisy_game, prove
 from .linear import accuracy
 from .network import (
@@ -93,18 +91,13 @@ class Stopped(Exception):
     """The run's time was spent; the checkpoint holds what was done."""
 
 
-@functools.cache
-def _searchers(geometry: Geometry) -> tuple[Searcher, Searcher]:
-    """One solver and one player per process (a Ray worker keeps them from task to task)."""
-    return game_searchers(geometry)
-
-
 def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     """Chunk ``chunk``'s games' positions with ``spec.stones`` stones, each once, and
-    their results (those proven within ``spec.node_limit`` nodes)."""
+    their results (those proven within ``spec.node_limit`` nodes).  Its searchers are
+    new (their tables fill as they are used), so nothing solved before leaks in."""
     geometry = spec.geometry
     rng = np.random.default_rng([spec.seed, chunk])
-    solver, player = _searchers(geometry)
+    solver, player = game_searchers(geometry)
     games = min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK)
     found: dict[int, tuple[int, int, int]] = {}
     for _ in range(games):
