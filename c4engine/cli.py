@@ -39,7 +39,9 @@ class LazyGroup(click.Group):
             "gui": "c4engine.gui.cli:gui_command", "play": "c4engine.play:play_command",
             "review": "c4engine.reviewer.command:review_command", "book": "c4engine.books.cli:book_command",
             "serve": "c4engine.service.cli:serve_command",
-            "connectx": "c4engine.kaggle.cli:connectx_command"}
+            "connectx": "c4engine.kaggle.cli:connectx_command",
+            "train": "c4engine.training.cli:train_command",
+            "held-out": "c4engine.training.cli:held_out_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

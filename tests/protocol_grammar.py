@@ -27,6 +27,8 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
     r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
     r"info string no learned evaluation for the \d+x\d+(k\d+)? board: using the hand-written threat weights",
+    r"info string evaluation ntuple: ntuple-\d+x\d+k\d+\.npz for the \d+x\d+(k\d+)? board, held-out accuracy "
+    r"(\d\.\d{4} on \d+ positions|not recorded \(made before c4engine train\))",
     BESTMOVE_RE.pattern,
     r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",

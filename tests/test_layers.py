@@ -14,9 +14,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "c4engine"
 
 # Lower numbers sit lower; a module may import its own layer or any lower one.
-LAYER_OF_FOLDER = {"rules": 0, "kernel": 1, "search": 2, "protocol": 3}
+LAYER_OF_FOLDER = {"rules": 0, "kernel": 1, "search": 2, "protocol": 3, "training": 5}
 BOTTOM_MODULES = {"c4engine.geometry", "c4engine.inputs", "c4engine.version"}  # standard library only
 CLIENTS = 4
+TRAINING = 5  # above the clients it borrows from; the command line loads it by name only
 SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer", "c4engine.verdicts",
                        "c4engine.verdict_text")
 
@@ -32,7 +33,7 @@ def layer(module: str) -> int:
         return 0
     if len(parts) > 1 and parts[1] in LAYER_OF_FOLDER:
         return LAYER_OF_FOLDER[parts[1]]
-    return CLIENTS + (1 if module == "c4engine" else 0)
+    return TRAINING + 1 if module == "c4engine" else CLIENTS
 
 
 def resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list[str]:
@@ -98,6 +99,16 @@ def test_no_import_circle() -> None:
         if module not in state:
             visit(module, [module])
     assert circles == []
+
+
+def test_no_module_outside_training_imports_it() -> None:
+    """The engine, its clients and the library never load the training code: the
+    command line reaches ``c4engine train`` by name (``LazyGroup``)."""
+    assert layer("c4engine.training.data") == TRAINING > layer("c4engine.cli")
+    importers = [f"{source} -> {target}" for source, targets in GRAPH.items()
+                 if not source.startswith("c4engine.training") for target in targets
+                 if target.startswith("c4engine.training")]
+    assert importers == []
 
 
 def test_the_referee_and_the_board_never_import_the_search() -> None:

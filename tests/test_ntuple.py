@@ -14,7 +14,7 @@ from c4engine.geometry import STANDARD, Geometry
 from c4engine.kernel.evaluation import HEURISTIC_LIMIT, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
 from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
 from c4engine.kernel.specialise import kernel_for
-from c4engine.ntuple_training import (
+from c4engine.training.network import (
     book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
     random_walk_tuples,
 )
@@ -25,7 +25,7 @@ from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
 from c4engine.search.weights import check_block, ntuple_block, ntuple_weights, weights_named
-from c4engine.training import Dataset, decode_book_key, make_dataset, playout, strength_keys
+from c4engine.training.data import Dataset, decode_book_key, make_dataset, playout, strength_keys
 
 
 def random_boards(geometry: Geometry, count: int, seed: int) -> list[Board]:

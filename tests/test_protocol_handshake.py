@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_process import READY_TIMEOUT, EngineProcess, console_script
+from engine_process import NETWORK_NOTE, READY_TIMEOUT, EngineProcess, console_script
 from timing import best_of
 
 from c4engine.protocol.options import SPECS, Options
@@ -22,7 +22,8 @@ from c4engine.protocol.options import SPECS, Options
 def test_uci_through_console_script_lists_everything_before_uciok() -> None:
     """The installed ``c4engine`` command (what cutechess runs) identifies itself and
     announces every option of options.py, UCI_Variant with ``var cfour`` included,
-    before ``uciok``; ``isready`` then gets ``readyok`` and ``quit`` exits with 0."""
+    before ``uciok``; ``isready`` then gets the network's note and ``readyok``, and
+    ``quit`` exits with 0."""
     proc = EngineProcess(console_script(), [])
     try:
         sent = proc.send("uci")
@@ -36,7 +37,7 @@ def test_uci_through_console_script_lists_everything_before_uciok() -> None:
         variant = next(line for line in options if line.startswith("option name UCI_Variant "))
         assert variant.startswith("option name UCI_Variant type combo default cfour var cfour var ")
         sent = proc.send("isready")
-        assert proc.read_line(READY_TIMEOUT) == "readyok"
+        assert proc.read_until("readyok", READY_TIMEOUT) == [NETWORK_NOTE, "readyok"]  # the search's set-up
         print(f"console script: readyok {(time.perf_counter() - sent) * 1000:.0f} ms after isready")
         proc.send("quit")
         assert proc.wait_exit(5.0) == 0
@@ -64,7 +65,7 @@ def test_uciok_within_a_second_of_a_fresh_start() -> None:
             lines = proc.read_until("uciok", READY_TIMEOUT)
             elapsed = time.perf_counter() - sent
             assert len(lines) == 2 + len(SPECS) + 1
-            assert proc.sync(READY_TIMEOUT) == []
+            assert proc.sync(READY_TIMEOUT) == [NETWORK_NOTE]  # the search's set-up
             return elapsed
         finally:
             proc.close()

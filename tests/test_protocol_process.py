@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from engine_process import (
     DEFAULT_HASH_MB,
+    NETWORK_NOTE,
     READY_TIMEOUT,
     Board,
     EngineProcess,
@@ -101,6 +102,7 @@ def test_a_reader_gone_mid_search_ends_the_engine_quietly() -> None:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         proc.stdin.write(b"setoption name OwnBook value false\nposition startpos\ngo infinite\n")
         proc.stdin.flush()
+        assert proc.stdout.readline().decode() == NETWORK_NOTE + "\n"  # the search's set-up
         assert proc.stdout.readline().startswith(b"info depth")
         proc.stdout.close()
         proc.stdin.write(b"isready\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine_process import (
+    NETWORK_NOTE,
     READY_TIMEOUT,
     START_FEN,
     EngineProcess,
@@ -155,6 +156,25 @@ def test_the_default_evaluation_says_so_on_a_board_without_a_network() -> None:
         fresh.assert_clean()
     finally:
         fresh.close()
+
+
+def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> None:
+    """With ``Evaluation ntuple`` a board with a network names its file, its board
+    and its held-out accuracy when it is set up or the option set; a board without
+    one says that the threats stand in, and ``threats`` names no network."""
+    fresh = EngineProcess()
+    try:
+        fresh.send("uci")
+        fresh.read_until("uciok", READY_TIMEOUT)
+        assert NETWORK_NOTE in fresh.sync(READY_TIMEOUT)  # the start-up's board
+    finally:
+        fresh.close()
+    engine.send("setoption name Evaluation value threats")
+    assert not [line for line in engine.sync(READY_TIMEOUT) if "evaluation ntuple" in line]
+    engine.send("setoption name Evaluation value ntuple")
+    assert engine.sync(READY_TIMEOUT) == [NETWORK_NOTE]
+    assert not [line for line in switch(engine, "cfour-9x6k5") if "evaluation ntuple" in line]
+    assert NETWORK_NOTE in switch(engine, "cfour")
 
 
 def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:

@@ -13,16 +13,16 @@ from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.protocol.options import find_spec
 from c4engine.search.weights import DEFAULT, NAMES, learned_weights, weights_named
-from c4engine import training
+from c4engine.training import data as training_data
 from c4engine.kernel.book import OpeningBook
 from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
 from c4engine.rules.bits import mirror
-from c4engine.training import (
-    Dataset, book_sample, feature_matrix, make_dataset, noisy_game, playout, proving_searcher, searched_positions,
-    strength_keys, train,
+from c4engine.training.data import (
+    Dataset, book_sample, make_dataset, noisy_game, playout, proving_searcher, searched_positions, strength_keys,
 )
+from c4engine.training.linear import feature_matrix, train
 
 
 def random_positions(geometry: Geometry, count: int, seed: int) -> list[Board]:
@@ -95,7 +95,7 @@ def test_noisy_games_keep_the_result_while_the_book_proves_it(monkeypatch: pytes
     """Without noise, every move under 12 stones keeps the best result (the book-backed
     solver picks it): each position's result is the negation of the one before.  Random
     moves would throw results away within a few moves."""
-    monkeypatch.setattr(training, "GAME_NOISE", 0.0)
+    monkeypatch.setattr(training_data, "GAME_NOISE", 0.0)
     solver = proving_searcher(STANDARD)
     rng = np.random.default_rng(4)
     checked = 0
@@ -158,7 +158,7 @@ def test_each_solved_position_is_counted_as_it_is_found(monkeypatch: pytest.Monk
         events.append("leaves")
         yield parse_digits("1111"), 1
 
-    monkeypatch.setattr(training, "leaf_positions", leaves)
+    monkeypatch.setattr(training_data, "leaf_positions", leaves)
     make_dataset(STANDARD, book=0, solved=0, stones=(14, 20), seed=2, node_limit=500_000, games=3, leaves=1,
                  solved_one=lambda count: events.append("counted"))
     assert events[0] == "counted" and events[-1] == "counted" and "leaves" in events
@@ -171,7 +171,7 @@ def test_the_strength_positions_are_never_trained_on(monkeypatch: pytest.MonkeyP
     mirrored = parse_digits("426753")  # its mirror image, not listed itself
     other = parse_digits("1111")
     assert measured.key in strength_keys() and mirrored.key in strength_keys() and other.key not in strength_keys()
-    monkeypatch.setattr(training, "book_sample", lambda count, rng: ([measured, other, mirrored], [0, 1, 0]))
+    monkeypatch.setattr(training_data, "book_sample", lambda count, rng: ([measured, other, mirrored], [0, 1, 0]))
     data = make_dataset(STANDARD, book=3, solved=0, stones=(12, 12), seed=1, node_limit=1000)
     assert data.current.tolist() == [other.current] and data.mask.tolist() == [other.mask]
 

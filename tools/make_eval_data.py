@@ -9,7 +9,7 @@ playouts (``--solved``), from seeded games the engine plays with some noise
 (``--games``) and from the frontier of the engine's searches from such games' positions
 (``--leaves``), solved by the engine (a position not proven within ``--nodes``
 nodes is skipped).  A seeded tenth is held out from training.  See
-:mod:`c4engine.training`.
+:mod:`c4engine.training.data`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from c4engine.books.build import Progress
 from c4engine.geometry import Geometry
-from c4engine.training import make_dataset
+from c4engine.training.data import make_dataset
 
 
 @click.command()

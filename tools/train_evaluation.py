@@ -8,7 +8,7 @@ Prints the held-out accuracy and log-loss of the hand-written weights, of the
 hand-written terms tuned (Texel) and of the learned weights, then writes the
 learned ones to ``c4engine/data/evaluation-<board>.json`` (``--out`` for
 elsewhere), where the engine's ``Evaluation learned`` finds them.  Minutes on
-150,000 positions; deterministic for the same data.  See :mod:`c4engine.training`.
+150,000 positions; deterministic for the same data.  See :mod:`c4engine.training.linear`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 import click
 
 from c4engine.search.weights import source_data_path, weights_file_name
-from c4engine.training import Dataset, train, write_weights
+from c4engine.training.data import Dataset
+from c4engine.training.linear import train, write_weights
 
 
 @click.command()

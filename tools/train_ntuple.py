@@ -11,7 +11,7 @@ and log-loss, by stone count, of the hand-written threat weights, the linear
 learned weights (if the board has them) and the network, then writes the
 network to ``c4engine/data/ntuple-<board>.npz`` (``--out`` for elsewhere),
 where ``Evaluation ntuple`` finds it.  Deterministic for the same data and
-seed.  See :mod:`c4engine.ntuple_training`.
+seed.  See :mod:`c4engine.training.network`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import numpy as np
 
 from c4engine.geometry import Geometry
 from c4engine.kernel.evaluation import THREAT_WEIGHTS
-from c4engine.ntuple_training import (
+from c4engine.training.network import (
     Judged, fit_network, judge_linear, judge_network, merged_dataset, write_network,
 )
 from c4engine.search.weights import learned_weights, ntuple_file_name, source_data_path
-from c4engine.training import Dataset
+from c4engine.training.data import Dataset
 
 STONE_RANGES = ((0, 11), (12, 12), (13, 20), (21, 64))
 BOOK_STONES = 12

@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import numpy as np
 
@@ -36,6 +36,9 @@ TASK_RETRIES = 10  # times Ray runs a task again after its worker was lost
 DATABASE_SUFFIX = ".sqlite"
 
 Result = tuple[int, int, int]  # key, score, nodes
+S = TypeVar("S")  # what every task is given
+W = TypeVar("W")  # one task's work
+R = TypeVar("R")  # one task's result
 
 
 class ClusterError(RuntimeError):
@@ -77,11 +80,13 @@ def probe_nodes(searcher: Searcher, pos: Board) -> int:
 
 
 class Progress:
-    """A one-line progress bar on ``stream``: done, rate, time left."""
+    """A one-line progress bar on ``stream``: done, rate, time left, and a ``note``
+    (what else the work has found so far) its owner may set."""
 
-    def __init__(self, total: int, done: int, stream: IO[str]) -> None:
-        self.total, self.done, self.stream = total, done, stream
+    def __init__(self, total: int, done: int, stream: IO[str], unit: str = "positions") -> None:
+        self.total, self.done, self.stream, self.unit = total, done, stream, unit
         self.started, self.at_start, self.shown = time.monotonic(), done, 0.0
+        self.note = ""
 
     def advance(self, count: int) -> None:
         self.done += count
@@ -96,8 +101,9 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else float("inf")
         share = self.done / self.total if self.total else 1.0
         bar = "#" * int(share * 20)
-        return (f"[{bar:<20}] {self.done}/{self.total} positions, {rate:.1f}/s, "
-                f"{_duration(left)} left ")
+        note = f", {self.note}" if self.note else ""
+        return (f"[{bar:<20}] {self.done}/{self.total} {self.unit}, {rate:.1f}/s, "
+                f"{_duration(left)} left{note} ")
 
     def close(self) -> None:
         """The last count (one the rate limit held back), then the line ends."""
@@ -131,13 +137,19 @@ def solve_here(spec: BuildSpec, work: list[list[Row]]) -> Iterator[list[Result]]
 
 
 def solve_on_ray(ray: object, spec: BuildSpec, work: list[list[Row]]) -> Iterator[list[Result]]:
-    """The chunks' results as Ray tasks finish them, hardest handed out first; at most
-    two tasks per CPU of the cluster wait at once."""
-    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(solve_chunk)  # type: ignore[attr-defined]
+    """The chunks' results as Ray tasks finish them, hardest handed out first."""
+    return tasks_on_ray(ray, solve_chunk, spec, work)
+
+
+def tasks_on_ray(ray: object, function: Callable[[S, W], R], spec: S, work: Iterable[W]) -> Iterator[R]:
+    """``function(spec, item)`` for each item of ``work``, in Ray tasks, yielded as they
+    finish (a task whose worker is lost runs again, up to ``TASK_RETRIES`` times);
+    at most two tasks per CPU of the cluster wait at once, handed out in order."""
+    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(function)  # type: ignore[attr-defined]
     window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[attr-defined]
     queue, running = iter(work), []
-    for chunk in queue:
-        running.append(task.remote(spec, chunk))
+    for item in queue:
+        running.append(task.remote(spec, item))
         if len(running) >= window:
             break
     while running:
@@ -145,11 +157,11 @@ def solve_on_ray(ray: object, spec: BuildSpec, work: list[list[Row]]) -> Iterato
         try:
             results = ray.get(done[0])  # type: ignore[attr-defined]
         except ray.exceptions.RayError as err:  # type: ignore[attr-defined]
-            raise ClusterError(f"a chunk failed {TASK_RETRIES + 1} times on the cluster ({type(err).__name__}); "
-                               "the positions solved are kept: --resume goes on") from None
+            raise ClusterError(f"a task failed {TASK_RETRIES + 1} times on the cluster ({type(err).__name__}); "
+                               "the results so far are kept: run again (--resume) to go on") from None
         yield results
-        for chunk in queue:
-            running.append(task.remote(spec, chunk))
+        for item in queue:
+            running.append(task.remote(spec, item))
             break
 
 

@@ -23,7 +23,7 @@ Weights are data, not code: the kernel receives them as a vector of
 ``N_WEIGHTS`` integers, the same layout on every board, so the same search runs
 with the hand-written weights (``THREAT_WEIGHTS``), the plain centre count they
 are measured against (``CENTRE_ONLY``) or weights learned from exactly scored
-positions (``c4engine/data/evaluation-*.json``, see :mod:`c4engine.training`).
+positions (``c4engine/data/evaluation-*.json``, see :mod:`c4engine.training.linear`).
 The layout: each player's four threat weights (the first player's, then the
 second's: the zugzwang rules are not symmetric), a bonus for the first player,
 one weight per stone by its column's steps from the edge, then each player's

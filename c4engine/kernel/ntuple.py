@@ -3,7 +3,7 @@
 A tuple is a few cells of the board (a random walk over neighbouring cells);
 its cells' contents (empty, first player's stone, second player's stone) read
 as a number in base 3 index a table of values learned from exactly scored
-positions (:mod:`c4engine.ntuple_training`).  The position's value for the
+positions (:mod:`c4engine.training.network`).  The position's value for the
 first player is the sum over the tuples of their table entries, each tuple read
 once on the board and once on its mirror image with the same table (the game is
 symmetric under mirroring); the side to move's value is that or its negation.
@@ -14,7 +14,7 @@ on some rows and the second on others.
 The network is one int32 array, a *block*, in this layout, so that the kernel
 gets it as an address and a size (like the opening book) through two slots of
 the evaluation's weight vector (:mod:`c4engine.kernel.evaluation`).  The fitting
-step (:func:`sgd_epoch`, used by :mod:`c4engine.ntuple_training`) lives here
+step (:func:`sgd_epoch`, used by :mod:`c4engine.training.network`) lives here
 too, so that it is compiled with the look-ups it shares:
 
 * ``block[0]`` rows (twice the tuples: each tuple, then its mirror image),

@@ -30,7 +30,7 @@ from ..search.limits import Budget, Lateness, Limits, clock_budget, movetime_bud
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.searcher import Searcher
-from ..search.weights import ntuple_block, weights_named
+from ..search.weights import NTUPLE, ntuple_block, ntuple_note, weights_named
 from .go_params import GoParams
 from .options import NO_PATH, STRENGTH_OPTIONS, OptionError, Options
 
@@ -106,11 +106,14 @@ class Backend:
     def _weights(self, geometry: Geometry, tell: bool = False) -> np.ndarray:
         """The weights the ``Evaluation`` option names on ``geometry``'s board; with
         ``tell``, say so when the board has no learned weights and the hand-written
-        ones stand in."""
-        weights, stand_in = weights_named(self.options.text("Evaluation"), geometry)
+        ones stand in, or name the network that plays."""
+        name = self.options.text("Evaluation")
+        weights, stand_in = weights_named(name, geometry)
         if stand_in and tell:
             self.write(f"info string no learned evaluation for the {geometry} board: "
                        "using the hand-written threat weights")
+        elif name == NTUPLE and tell:
+            self.write(f"info string evaluation ntuple: {ntuple_note(geometry)}")
         return weights
 
     def _wanted_book(self, geometry: Geometry) -> OpeningBook:

@@ -1,7 +1,7 @@
 """The evaluation's weight vectors by name, and the learned ones shipped per board.
 
 ``learned`` weights were fitted to exactly scored positions of one board
-(``tools/train_evaluation.py``, :mod:`c4engine.training`) and live in
+(``tools/train_evaluation.py``, :mod:`c4engine.training.linear`) and live in
 ``c4engine/data/evaluation-<W>x<H>k<K>.json``; ``ntuple`` is an n-tuple network
 (:mod:`c4engine.kernel.ntuple`, ``tools/train_ntuple.py``) in
 ``c4engine/data/ntuple-<W>x<H>k<K>.npz``, which the kernel reads through the
@@ -16,6 +16,7 @@ import functools
 import json
 from importlib.resources import files
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -93,6 +94,29 @@ def ntuple_block(geometry: Geometry) -> np.ndarray | None:
     check_block(block, geometry)
     block.flags.writeable = False
     return block
+
+
+@functools.cache
+def ntuple_note(geometry: Geometry) -> str | None:
+    """What the engine says of ``geometry``'s network at set-up (:func:`network_note`),
+    or None when the board has none."""
+    resource = files("c4engine").joinpath("data", ntuple_file_name(geometry))
+    if not resource.is_file():
+        return None
+    with resource.open("rb") as stream:
+        return network_note(stream, ntuple_file_name(geometry))
+
+
+def network_note(stream: IO[bytes], name: str) -> str:
+    """The network file ``name`` (read from ``stream``), its board and its held-out
+    accuracy, which ``c4engine train`` records in the file."""
+    with np.load(stream) as document:
+        if "accuracy" in document:
+            found = (f"held-out accuracy {float(document['accuracy']):.4f} on "
+                     f"{int(document['accuracy_positions'])} positions")
+        else:
+            found = "held-out accuracy not recorded (made before c4engine train)"
+        return f"{name} for the {document['board']} board, {found}"
 
 
 @functools.cache

@@ -4,14 +4,14 @@ The network (:mod:`c4engine.kernel.ntuple`) sums table entries picked by the
 contents of a few cells per tuple.  Its tuples are seeded random walks over
 neighbouring cells; its tables are fitted to positions with a known result by
 the same ordinal logistic model as the linear evaluation's
-(:mod:`c4engine.training`): ``P(win) = sigmoid(e - margin)``, ``P(loss) =
+(:mod:`c4engine.training.linear`): ``P(win) = sigmoid(e - margin)``, ``P(loss) =
 sigmoid(-e - margin)``, with ``e`` the side to move's value in logits.  The fit
 is plain stochastic gradient descent over shuffled positions (each step touches
 only the entries the position reads), compiled with the kernel's look-ups
 (:func:`c4engine.kernel.ntuple.sgd_epoch`).
 
 Data: on 7x6 every position of the 12-stone distance book, plus solved
-positions of other stone counts (:func:`c4engine.training.make_dataset` files).
+positions of other stone counts (:func:`c4engine.training.data.make_dataset` files).
 The strength set's positions (and their mirror images) are left out, and a
 position is held out by a hash of its key or its mirror image's, whichever is
 smaller, so a position and its mirror image are never on both sides, whatever
@@ -23,15 +23,17 @@ file they come from.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .geometry import STANDARD, Geometry
-from .kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
-from .training import CP_PER_LOGIT, Dataset, accuracy, feature_matrix, judge, log_loss, strength_keys
+from ..geometry import STANDARD, Geometry
+from ..kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
+from .data import Dataset, strength_keys
+from .linear import CP_PER_LOGIT, accuracy, feature_matrix, judge, log_loss
 
 HELD_OUT_IN = 10  # one position in ten is held out
 _BOOK_STONES = 12
@@ -78,7 +80,7 @@ def cell_rows(tuples: np.ndarray, geometry: Geometry) -> np.ndarray:
 
 
 def decode_book_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`c4engine.training.decode_book_key` over a whole file at once (12 stones,
+    """:func:`c4engine.training.data.decode_book_key` over a whole file at once (12 stones,
     7 columns): ``current`` and ``mask`` of each key."""
     pos = np.full(keys.size, 2 * _BOOK_STONES + 7)
     current, mask = np.zeros_like(keys), np.zeros_like(keys)
@@ -188,14 +190,26 @@ def fit_network(data: Dataset, rows: np.ndarray, tuples: int, epochs: int, seed:
     current, mask = data.current[rows], data.mask[rows]
     stones, result = data.stones[rows].astype(np.int64), data.result[rows].astype(np.int64)
     for epoch in range(epochs):
-        step = rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
         order = rng.permutation(rows.size)
-        margin_gradient = sgd_epoch(cells, tables, current, mask, stones, result, order, step, margin,
-                                     decay)
-        margin = max(margin - 0.5 * margin_gradient, 0.01)
+        margin = sgd_pass(cells, tables, (current, mask, stones, result), order,
+                          epoch_step(rate, epoch, epochs, tuples), margin, decay)
         if report:
             report(epoch, margin)
     return Network(data.geometry, cells, tables, margin)
+
+
+def epoch_step(rate: float, epoch: int, epochs: int, tuples: int) -> float:
+    """The step of ``epoch``: ``rate`` shared among the entries one position reads,
+    falling linearly to a tenth by the last epoch."""
+    return rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
+
+
+def sgd_pass(cells: np.ndarray, tables: np.ndarray, rows: tuple[np.ndarray, ...], order: np.ndarray, step: float,
+             margin: float, decay: float = 1e-4) -> float:
+    """One epoch over ``rows`` (current, mask, stones, result) in ``order``, the tables
+    changed in place; the new margin."""
+    margin_gradient = sgd_epoch(cells, tables, *rows, order, step, margin, decay)
+    return max(margin - 0.5 * margin_gradient, 0.01)
 
 
 # -- judging ----------------------------------------------------------------------
@@ -211,18 +225,22 @@ class Judged:
 def judge_network(network: Network, data: Dataset, rows: np.ndarray) -> Judged:
     """Held-out accuracy and log-loss of the network as the engine runs it: integer
     centipawns from the block, with the logits per centipawn fitted in training."""
-    block = network.block()
+    return judge_block(network.block(), network.margin, data, rows)
+
+
+def judge_block(block: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> Judged:
+    """:func:`judge_network` for a network's block and draw margin (as a file keeps them)."""
     values = np.array([block_value(block, *sides(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
                        for c, m, s in zip(data.current[rows], data.mask[rows], data.stones[rows])], dtype=np.float64)
     values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0) / CP_PER_LOGIT
     result = data.result[rows].astype(np.int64)
-    return Judged("n-tuple", accuracy(values, network.margin, result), log_loss(values, network.margin, result))
+    return Judged("n-tuple", accuracy(values, margin, result), log_loss(values, margin, result))
 
 
 def judge_linear(name: str, weights: np.ndarray, data: Dataset, train_rows: np.ndarray, test_rows: np.ndarray,
                  sample: int = 100_000) -> Judged:
     """Linear evaluation weights (the hand-written threats, the linear learned ones)
-    judged as :func:`c4engine.training.judge` does, calibrated on a sample of the
+    judged as :func:`c4engine.training.linear.judge` does, calibrated on a sample of the
     training rows."""
     rng = np.random.default_rng(0)
     calibration = rng.choice(train_rows, size=min(sample, train_rows.size), replace=False)
@@ -237,7 +255,35 @@ def _subset(data: Dataset, rows: np.ndarray) -> Dataset:
                    data.held_out[rows])
 
 
-def write_network(path: Path, network: Network, made_by: str, scores: list[Judged], trained_on: int) -> None:
-    np.savez_compressed(path, board=network.geometry.name, block=network.block(), margin=network.margin,
-                        made_by=made_by, trained_on=trained_on,
-                        held_out=np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores]))
+@dataclass(frozen=True)
+class HeldOutAccuracy:
+    """A network's win/draw/loss accuracy on positions it never trained on, and which."""
+
+    accuracy: float
+    positions: int
+    source: str
+
+
+def write_network(path: Path, network: Network, made_by: str, scores: list[Judged], trained_on: int,
+                  held_out: HeldOutAccuracy | None = None) -> None:
+    """The network file the engine reads (:func:`c4engine.search.weights.ntuple_block`),
+    with what made it and how it scored; the same network gives the same bytes."""
+    arrays = {"board": np.array(network.geometry.name), "block": network.block(),
+              "margin": np.array(network.margin), "made_by": np.array(made_by),
+              "trained_on": np.array(trained_on),
+              "held_out": np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores])}
+    if held_out is not None:
+        arrays |= {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
+                   "accuracy_set": np.array(held_out.source)}
+    save_npz(path, arrays)
+
+
+def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez_compressed``, but with every member's date fixed, so that equal
+    arrays make equal files (numpy stamps the time of writing)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(member, "w", force_zip64=True) as stream:
+                np.lib.format.write_array(stream, np.asanyarray(array), allow_pickle=False)

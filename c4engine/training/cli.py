@@ -1,0 +1,133 @@
+"""``c4engine train`` and ``c4engine held-out``: make a network, make a held-out set,
+measure a network on it."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import zipfile
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..books.build import ClusterError, Progress, tasks_on_ray
+from ..cli import board_option
+from ..geometry import Geometry
+from ..referee.cluster import check_address, connected
+from .data import Dataset
+from .held_out import make_held_out, phase_accuracy, phases
+from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train
+from .store import CheckpointError
+
+DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.command("train")
+@board_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The network file.")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--games", type=click.IntRange(1), default=20_000, show_default=True,
+              help="Noisy engine games whose positions are solved.")
+@click.option("--stones", nargs=2, type=int, default=None,
+              help="Stones of the positions trained on, both ends [default: 12 to cells - 8].")
+@click.option("--nodes", "node_limit", type=click.IntRange(1), default=2_000_000, show_default=True,
+              help="Solver node cap per position (one not proven within it is skipped).")
+@click.option("--tuples", type=click.IntRange(1), default=150, show_default=True)
+@click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
+@click.option("--book/--no-book", default=True, show_default=True, help="Add the 12-stone book's positions (7x6).")
+@click.option("--held-out", type=DATA_FILE, default=None,
+              help="A set of `c4engine held-out make`: left out of the data, and the accuracy the file records.")
+@click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The run's state, to go on after a stop [default: OUT.sqlite].")
+@click.option("--checkpoint-minutes", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Save the fit this often (the data are saved as each chunk of games ends).")
+@click.option("--minutes", type=click.FloatRange(min=0), default=None,
+              help="Stop after this long, the checkpoint saved; the same command goes on.")
+@click.option("--cluster", callback=check_address, default=None, metavar="ADDRESS",
+              help="Play and solve the games on the Ray cluster at auto, HOST:PORT or ray://HOST:PORT.")
+def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: tuple[int, int] | None,
+                  node_limit: int, tuples: int, epochs: int, rate: float, book: bool, held_out: Path | None,
+                  checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None,
+                  cluster: str | None) -> None:
+    """Train an n-tuple network for the board from solved positions of seeded engine games."""
+    low, high = stones or (min(12, geometry.cells // 4), geometry.cells - 8)
+    if not 0 <= low <= high < geometry.cells:
+        raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
+                                 param_hint="--stones")
+    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book)
+    run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
+              spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
+              60 * checkpoint_minutes)
+    try:
+        if cluster is None:
+            found = train(run)
+        else:
+            with connected(cluster) as ray:
+                run.solver = lambda s, work: tasks_on_ray(ray, chunk_positions, s, work)
+                found = train(run)
+    except Stopped:
+        click.echo(f"stopped after {minutes:g} minutes; {run.checkpoint} holds the run: the same command goes on")
+        return
+    except (CheckpointError, ClusterError, sqlite3.Error, OSError) as err:
+        raise click.ClickException(str(err)) from None
+    click.echo(f"{out}: held-out accuracy {found.accuracy:.4f} on {found.positions} positions ({found.source})")
+
+
+def _held_out(path: Path | None, geometry: Geometry) -> Dataset | None:
+    if path is None:
+        return None
+    data = _load_set(path)
+    if data.geometry != geometry:
+        raise click.BadParameter(f"{path} is a set for {data.geometry}, not {geometry}", param_hint="--held-out")
+    return data
+
+
+def _load_set(path: Path) -> Dataset:
+    try:
+        return Dataset.load(path)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise click.ClickException(f"{path}: not a set of positions ({err})") from None
+
+
+@click.group("held-out")
+def held_out_command() -> None:
+    """Positions apart from any training data, solved, to measure a network on."""
+
+
+@held_out_command.command("make")
+@board_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--per-phase", type=click.IntRange(1), default=300, show_default=True,
+              help="Positions per phase (four bands of stone counts).")
+@click.option("--seed", default=1001, show_default=True)
+@click.option("--nodes", "node_limit", type=click.IntRange(1), default=20_000_000, show_default=True,
+              help="Solver node cap per position (one not proven within it is skipped).")
+def make_command(geometry: Geometry, out: Path, per_phase: int, seed: int, node_limit: int) -> None:
+    """Solve seeded random playout positions, an equal share per phase."""
+    progress = Progress(per_phase * len(phases(geometry)), 0, sys.stderr)
+    data = make_held_out(geometry, per_phase, seed, node_limit, progress.advance)
+    progress.close()
+    data.save(out)
+    counts = np.bincount(data.result.astype(np.int64) + 1, minlength=3).tolist()
+    click.echo(f"{out}: {len(data)} positions, loss/draw/win {counts}")
+
+
+@held_out_command.command("accuracy")
+@click.argument("network", type=DATA_FILE)
+@click.argument("positions", type=DATA_FILE)
+def accuracy_command(network: Path, positions: Path) -> None:
+    """Win/draw/loss accuracy of NETWORK against threat counting on POSITIONS, per phase."""
+    data = _load_set(positions)
+    try:
+        with np.load(network) as document:
+            board, block, margin = str(document["board"]), np.ascontiguousarray(document["block"]), float(document["margin"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise click.ClickException(f"{network}: not a network file ({err})") from None
+    if board != data.geometry.name:
+        raise click.ClickException(f"{network} is a network for {board}, the positions are for {data.geometry}")
+    click.echo(f"{'stones':<8}{'positions':>10}{'network':>10}{'threats':>10}")
+    for row in phase_accuracy(block, margin, data):
+        low, high = row.phase
+        click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.network:>10.4f}{row.threats:>10.4f}")

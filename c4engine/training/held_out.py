@@ -1,0 +1,89 @@
+"""Held-out sets: positions made apart from any training data, labelled by the solver,
+to measure an evaluation on positions it never saw.
+
+The generator differs from the training data's (:mod:`c4engine.training.pipeline`
+plays noisy engine games): seeded random playouts
+(:func:`c4engine.training.data.playout`: a win taken, a threat blocked,
+otherwise a random move that hands over no win), with an equal share of
+positions in each phase, a band of stone counts (:func:`phases`).  Each
+position is solved exactly (win/draw/loss); one the solver cannot prove
+within the node cap is skipped, so the hardest are under-represented, and each
+position is kept once with its mirror image.  ``c4engine train --held-out``
+leaves these positions and their mirror images out of its data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..geometry import Geometry
+from ..kernel.evaluation import N_LINEAR, THREAT_WEIGHTS
+from .data import Dataset, playout, proving_searcher, prove
+from .linear import accuracy, feature_matrix, fit_scale
+from .network import canonical_keys, judge_block
+
+PHASES = 4
+HELD_OUT_STREAM = 3  # the seed's second word: not a stream the training draws from
+
+
+def phases(geometry: Geometry) -> list[tuple[int, int]]:
+    """Four bands of stone counts (both ends) that cover the game."""
+    edges = np.linspace(0, geometry.cells, PHASES + 1).astype(int)
+    return [(int(low), int(high) - 1) for low, high in zip(edges[:-1], edges[1:])]
+
+
+def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int,
+                  found_one: Callable[[int], None] = lambda count: None) -> Dataset:
+    """Up to ``per_phase`` solved playout positions in each phase (20 tries each at most)."""
+    rng = np.random.default_rng([seed, HELD_OUT_STREAM])
+    solver = proving_searcher(geometry)
+    keys: set[int] = set()
+    boards, results = [], []
+    for low, high in phases(geometry):
+        found = 0
+        for _ in range(20 * per_phase):
+            if found == per_phase:
+                break
+            board = playout(geometry, int(rng.integers(low, high + 1)), rng)
+            if board is None or board.stones < low:
+                continue
+            key = int(canonical_keys(np.array([board.current]), np.array([board.mask]), geometry)[0])
+            result = None if key in keys else prove(solver, board, node_limit)
+            if result is not None:
+                keys.add(key)
+                boards.append(board)
+                results.append(result)
+                found += 1
+                found_one(1)
+    return Dataset(geometry, np.array([b.current for b in boards], dtype=np.int64),
+                   np.array([b.mask for b in boards], dtype=np.int64),
+                   np.array([b.stones for b in boards], dtype=np.int8), np.array(results, dtype=np.int8),
+                   np.ones(len(boards), dtype=bool))
+
+
+@dataclass(frozen=True)
+class PhaseAccuracy:
+    phase: tuple[int, int]
+    positions: int
+    network: float
+    threats: float
+
+
+def phase_accuracy(block: np.ndarray, margin: float, held_out: Dataset) -> list[PhaseAccuracy]:
+    """Per phase, and over all (the last row, phase ``(0, cells - 1)``): the network's
+    win/draw/loss accuracy as the engine runs it, and the hand-written threat
+    weights', whose scale and draw margin (two numbers) are fitted on the set itself."""
+    threats = feature_matrix(held_out) @ THREAT_WEIGHTS[:N_LINEAR].astype(np.float64)
+    result = held_out.result.astype(np.int64)
+    calibration = fit_scale(threats, result)
+    threat_values = threats * calibration.weights[0]
+    rows = []
+    for low, high in [*phases(held_out.geometry), (0, held_out.geometry.cells - 1)]:
+        at = np.flatnonzero((held_out.stones >= low) & (held_out.stones <= high))
+        if at.size:
+            rows.append(PhaseAccuracy((low, high), int(at.size), judge_block(block, margin, held_out, at).accuracy,
+                                      accuracy(threat_values[at], calibration.margin, result[at])))
+    return rows

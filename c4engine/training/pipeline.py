@@ -1,0 +1,247 @@
+"""``c4engine train``: an n-tuple network from nothing but the engine's own commands.
+
+Two stages, both resumable from the run's checkpoint (:mod:`c4engine.training.store`):
+
+1. **Data.**  Seeded noisy games (:func:`c4engine.training.data.noisy_game`: the
+   engine plays with the hand-written weights at a fixed node count, 15% of the
+   moves at random), and every position of them with ``stones`` stones solved
+   by the engine's solver (one it cannot prove within ``node_limit`` nodes is
+   skipped).  The games come in chunks of ``GAMES_PER_CHUNK``; chunk ``i``
+   draws from its own generator, seeded by ``(seed, i)``, and starts from
+   empty tables, so its positions are the same whichever process solves it
+   and whenever: here, or in Ray tasks (``--cluster``), where a chunk lost with
+   its worker is solved again.  Only this process writes the checkpoint.
+2. **Fit.**  The tables are fitted by SGD (:mod:`c4engine.training.network`),
+   epoch ``e`` shuffling with a generator seeded by ``(seed, e)``, so an epoch
+   depends only on the tables before it; they are saved every
+   ``checkpoint_seconds`` and when the run stops.
+
+On 7x6 the 12-stone distance book's 4.2 M positions join the solved ones
+(``book``), and the others are seen ``REPEAT_OTHERS`` times an epoch.  A tenth
+of the positions, by a hash of their key or their mirror image's, is held out
+and scored after each epoch; a held-out set made apart
+(:mod:`c4engine.training.held_out`) is left out of the training data, key by
+key, and the network's accuracy on it is what its file records.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from ..books.build import Progress
+from ..geometry import Geometry
+from ..kernel.ntuple import STATES, TUPLE_LENGTH, network_values
+from .data import Dataset, game_searchers, noisy_game, prove
+from .linear import accuracy
+from .network import (
+    HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, judge_network, merged_dataset,
+    random_walk_tuples, sgd_pass, write_network,
+)
+from .store import Positions, TrainingStore
+
+GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
+REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
+TUPLE_STREAM, EPOCH_STREAM = 1, 2  # the seeds' second words, so that no two draws share a stream
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """What a run makes: the same spec, the same network."""
+
+    board: str
+    seed: int
+    games: int
+    stones: tuple[int, int]
+    node_limit: int
+    tuples: int
+    epochs: int
+    rate: float
+    book: bool
+
+    @property
+    def geometry(self) -> Geometry:
+        return Geometry.parse(self.board)
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.games // GAMES_PER_CHUNK)
+
+    def settings(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    def command(self, held_out: str | None) -> str:
+        """The ``c4engine train`` options that make this network (what its file records:
+        not where it is written, nor how the work was spread or stopped)."""
+        words = ["c4engine", "train", "--board", self.board, "--seed", str(self.seed), "--games", str(self.games),
+                 "--stones", *map(str, self.stones), "--nodes", str(self.node_limit), "--tuples", str(self.tuples),
+                 "--epochs", str(self.epochs), "--rate", repr(self.rate), "--book" if self.book else "--no-book"]
+        return shlex.join(words + (["--held-out", held_out] if held_out else []))
+
+
+class Stopped(Exception):
+    """The run's time was spent; the checkpoint holds what was done."""
+
+
+def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
+    """Chunk ``chunk``'s games' positions with ``spec.stones`` stones, each once, and
+    their results (those proven within ``spec.node_limit`` nodes).  Its searchers are
+    new (their tables fill as they are used), so nothing solved before leaks in."""
+    geometry = spec.geometry
+    rng = np.random.default_rng([spec.seed, chunk])
+    solver, player = game_searchers(geometry)
+    games = min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK)
+    found: dict[int, tuple[int, int, int]] = {}
+    for _ in range(games):
+        for board in noisy_game(geometry, spec.stones[1], rng, solver, player):
+            if board.stones >= spec.stones[0] and board.key not in found:
+                result = prove(solver, board, spec.node_limit)
+                if result is not None:
+                    found[board.key] = (board.current, board.mask, result)
+    rows = list(found.values())
+    return chunk, (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
+                   np.array([r[2] for r in rows], dtype=np.int8))
+
+
+def solve_here(spec: TrainSpec, chunks: Iterable[int]) -> Iterator[tuple[int, Positions]]:
+    for chunk in chunks:
+        yield chunk_positions(spec, chunk)
+
+
+ChunkSolver = Callable[[TrainSpec, list[int]], Iterator[tuple[int, Positions]]]
+
+
+@dataclass
+class Run:
+    """One invocation of ``c4engine train``: where it writes, and its limits."""
+
+    spec: TrainSpec
+    out: Path
+    checkpoint: Path
+    made_by: str
+    held_out: Dataset | None = None
+    minutes: float | None = None
+    checkpoint_seconds: float = 300.0
+    solver: ChunkSolver = solve_here
+    stream: IO[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + 60 * self.minutes if self.minutes is not None else float("inf")
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+def train(run: Run) -> HeldOutAccuracy:
+    """Make (or go on making) the run's network and write it to ``run.out``; its
+    held-out accuracy.  Stopped when ``run.minutes`` are spent first."""
+    store = TrainingStore(run.checkpoint)
+    try:
+        store.claim(run.spec.settings())
+        make_data(run, store)
+        data = merged_dataset(run.spec.geometry, [stored_dataset(run.spec, store)], run.spec.book)
+        return fit(run, store, data)
+    finally:
+        store.close()
+
+
+def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:
+    current, mask, result = store.positions()
+    stones = np.bitwise_count(mask).astype(np.int8)
+    return Dataset(spec.geometry, current, mask, stones, result, np.zeros(current.size, dtype=bool))
+
+
+def make_data(run: Run, store: TrainingStore) -> None:
+    """Every chunk's positions into the checkpoint, as each ends."""
+    done = store.chunks_done()
+    progress = Progress(run.spec.chunks * GAMES_PER_CHUNK, len(done) * GAMES_PER_CHUNK, _stream(run), "games")
+    try:
+        to_do = [chunk for chunk in range(run.spec.chunks) if chunk not in done]
+        solved = int(store.positions()[0].size)
+        for chunk, positions in run.solver(run.spec, to_do):
+            store.record_chunk(chunk, positions)
+            solved += positions[0].size
+            progress.note = f"{solved} positions solved"
+            progress.advance(GAMES_PER_CHUNK)
+            if run.out_of_time():
+                raise Stopped
+    finally:
+        progress.close()
+
+
+def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
+    """The epochs not yet done, from the saved tables; then the network file."""
+    spec = run.spec
+    excluded = excluded_rows(data, run.held_out)
+    train_rows = np.flatnonzero(~data.held_out & ~excluded)
+    check_rows = np.flatnonzero(data.held_out & ~excluded)
+    trained_on = int(train_rows.size)
+    if spec.book and spec.geometry.is_standard:
+        others = train_rows[data.stones[train_rows] != 12]
+        train_rows = np.sort(np.concatenate([train_rows, *[others] * (REPEAT_OTHERS - 1)]))
+    cells = cell_rows(random_walk_tuples(spec.geometry, spec.tuples, TUPLE_LENGTH,
+                                         np.random.default_rng([spec.seed, TUPLE_STREAM])), spec.geometry)
+    epoch, margin, tables = store.saved_fit() or (0, 0.5, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
+    rows = (data.current[train_rows], data.mask[train_rows], data.stones[train_rows].astype(np.int64),
+            data.result[train_rows].astype(np.int64))
+    checked = (data, check_rows) if run.held_out is None else (run.held_out, np.arange(len(run.held_out)))
+    progress = Progress(spec.epochs, epoch, _stream(run), "epochs")
+    saved = time.monotonic()
+    try:
+        while epoch < spec.epochs:
+            order = np.random.default_rng([spec.seed, EPOCH_STREAM, epoch]).permutation(train_rows.size)
+            margin = sgd_pass(cells, tables, rows, order, epoch_step(spec.rate, epoch, spec.epochs, spec.tuples),
+                              margin)
+            epoch += 1
+            progress.note = f"held-out accuracy {float_accuracy(cells, tables, margin, *checked):.4f}"
+            progress.advance(1)
+            if epoch < spec.epochs and (run.out_of_time() or time.monotonic() - saved >= run.checkpoint_seconds):
+                store.save_fit(epoch, margin, tables)
+                saved = time.monotonic()
+                if run.out_of_time():
+                    raise Stopped
+    finally:
+        progress.close()
+    store.save_fit(epoch, margin, tables)
+    network = Network(spec.geometry, cells, tables, margin)
+    held_out = judged(network, data, check_rows, run.held_out)
+    write_network(run.out, network, run.made_by, [], trained_on, held_out)
+    return held_out
+
+
+def excluded_rows(data: Dataset, held_out: Dataset | None) -> np.ndarray:
+    """The rows of ``data`` that are positions of the held-out set, or their mirror images."""
+    if held_out is None:
+        return np.zeros(len(data), dtype=bool)
+    keys = canonical_keys(data.current, data.mask, data.geometry)
+    return np.isin(keys, canonical_keys(held_out.current, held_out.mask, held_out.geometry))
+
+
+def float_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> float:
+    """The float network's accuracy on ``rows`` of ``data`` (for the progress bar:
+    the held-out set's, or the tenth of the data held out by key)."""
+    values = network_values(cells, tables, data.current[rows], data.mask[rows], data.stones[rows].astype(np.int64))
+    return accuracy(values, margin, data.result[rows].astype(np.int64)) if rows.size else float("nan")
+
+
+def judged(network: Network, data: Dataset, own_rows: np.ndarray, held_out: Dataset | None) -> HeldOutAccuracy:
+    """The network's accuracy as the engine runs it: on the held-out set if there is
+    one, else on the tenth of its own data held out by key."""
+    if held_out is None:
+        own = judge_network(network, data, own_rows).accuracy if own_rows.size else float("nan")
+        return HeldOutAccuracy(own, int(own_rows.size), "a tenth of its data, held out by key")
+    rows = np.arange(len(held_out))
+    score = judge_network(network, held_out, rows)
+    return HeldOutAccuracy(score.accuracy, int(rows.size), "an independent held-out set (c4engine held-out make)")
+
+
+def _stream(run: Run) -> IO[str]:
+    return run.stream or sys.stderr

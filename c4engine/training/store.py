@@ -1,0 +1,80 @@
+"""The checkpoint of ``c4engine train``: an SQLite file that survives a killed run.
+
+It holds the run's settings (a resumed run must ask for the same), the solved
+positions of each chunk of games as the chunk ends (one transaction each, so a
+chunk is there whole or not at all), and the network's tables after the last
+saved epoch.  Only the head process writes it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+Positions = tuple[np.ndarray, np.ndarray, np.ndarray]  # current, mask, result
+
+
+class CheckpointError(RuntimeError):
+    """The checkpoint belongs to another run, or cannot be read."""
+
+
+class TrainingStore:
+    """A run's checkpoint file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path)
+        with self.db:
+            self.db.execute("CREATE TABLE IF NOT EXISTS run (id INTEGER PRIMARY KEY CHECK (id = 0), settings TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS chunks (chunk INTEGER PRIMARY KEY, current BLOB, "
+                            "mask BLOB, result BLOB)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS fit (id INTEGER PRIMARY KEY CHECK (id = 0), "
+                            "epochs INTEGER, margin REAL, tables BLOB, shape TEXT)")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def claim(self, settings: str) -> None:
+        """Make the file this run's (``settings`` describes it); CheckpointError if it
+        holds another run's."""
+        row = self.db.execute("SELECT settings FROM run").fetchone()
+        if row is None:
+            with self.db:
+                self.db.execute("INSERT INTO run VALUES (0, ?)", (settings,))
+        elif row[0] != settings:
+            raise CheckpointError(f"{self.path} holds another run ({row[0]}); remove it or name another "
+                                  "--checkpoint")
+
+    def chunks_done(self) -> set[int]:
+        return {chunk for (chunk,) in self.db.execute("SELECT chunk FROM chunks")}
+
+    def record_chunk(self, chunk: int, positions: Positions) -> None:
+        """One chunk's positions; a chunk recorded before is kept as it was."""
+        current, mask, result = positions
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?)",
+                            (chunk, current.astype(np.int64).tobytes(), mask.astype(np.int64).tobytes(),
+                             result.astype(np.int8).tobytes()))
+
+    def positions(self) -> Positions:
+        """Every chunk's positions, in chunk order (whatever order they were solved in)."""
+        rows = self.db.execute("SELECT current, mask, result FROM chunks ORDER BY chunk").fetchall()
+        return (np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
+                np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
+                np.concatenate([np.frombuffer(r[2], dtype=np.int8) for r in rows] or [np.zeros(0, np.int8)]))
+
+    def save_fit(self, epochs: int, margin: float, tables: np.ndarray) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO fit VALUES (0, ?, ?, ?, ?)",
+                            (epochs, margin, tables.astype(np.float64).tobytes(),
+                             ",".join(str(n) for n in tables.shape)))
+
+    def saved_fit(self) -> tuple[int, float, np.ndarray] | None:
+        """The epochs done, the margin and the tables of the last saved fit, if any."""
+        row = self.db.execute("SELECT epochs, margin, tables, shape FROM fit").fetchone()
+        if row is None:
+            return None
+        shape = tuple(int(n) for n in row[3].split(","))
+        return int(row[0]), float(row[1]), np.frombuffer(row[2], dtype=np.float64).reshape(shape).copy()

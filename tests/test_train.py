@@ -1,0 +1,181 @@
+"""``c4engine train`` and ``c4engine held-out``: the same command makes the same
+network, a stopped run goes on to it, a held-out set stays out of the data."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from c4engine.cli import cli
+from c4engine.geometry import STANDARD
+from c4engine.search.weights import network_note
+from c4engine.training.data import Dataset
+from c4engine.training.held_out import make_held_out, phases
+from c4engine.training.pipeline import excluded_rows
+from c4engine.training.store import TrainingStore
+
+TINY = ["--board", "7x6", "--no-book", "--games", "8", "--stones", "28", "36", "--nodes", "50000",
+        "--tuples", "4", "--epochs", "3"]
+
+
+def train(out: Path, *extra: str) -> str:
+    result = CliRunner().invoke(cli, ["train", *TINY, "--out", str(out), *extra])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("train") / "first.npz"
+    output = train(out)
+    assert "8/8 games" in output and "positions solved" in output
+    assert "3/3 epochs" in output and "held-out accuracy" in output
+    return out
+
+
+def test_the_same_command_makes_the_same_network_byte_for_byte(first: Path, tmp_path: Path) -> None:
+    again, other_seed = tmp_path / "again.npz", tmp_path / "seed2.npz"
+    train(again)
+    train(other_seed, "--seed", "2")
+    assert again.read_bytes() == first.read_bytes()
+    assert other_seed.read_bytes() != first.read_bytes()
+
+
+def test_a_run_stopped_by_its_time_limit_goes_on_to_the_same_network(first: Path, tmp_path: Path) -> None:
+    """``--minutes 0`` stops after each chunk of games or epoch; the same command goes on."""
+    out = tmp_path / "stopped.npz"
+    runs = 0
+    while not out.exists():
+        output = train(out, "--minutes", "0")
+        runs += 1
+        assert runs < 10
+        assert out.exists() or "the same command goes on" in output
+    assert runs == 5  # one run per chunk of games (two), then epochs 1 and 2; the third ends the run
+    assert out.read_bytes() == first.read_bytes()
+
+
+def test_a_killed_run_goes_on_to_the_same_network(first: Path, tmp_path: Path) -> None:
+    """SIGKILL once the first chunk of games is in the checkpoint; the same command
+    then finishes the run, and the network is the uninterrupted run's."""
+    out = tmp_path / "killed.npz"
+    checkpoint = out.with_name(out.name + ".sqlite")
+    process = subprocess.Popen([sys.executable, "-m", "c4engine", "train", *TINY, "--out", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while chunks_in(checkpoint) < 1:
+            assert process.poll() is None and time.monotonic() < deadline, "no chunk was saved"
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    assert not out.exists() and chunks_in(checkpoint) == 1
+    train(out)
+    assert out.read_bytes() == first.read_bytes()
+
+
+def chunks_in(checkpoint: Path) -> int:
+    if not checkpoint.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(checkpoint)) as db:
+            return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    except sqlite3.OperationalError:  # the tables are not made yet, or the writer holds a lock
+        return 0
+
+
+def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> None:
+    out = tmp_path / "net.npz"
+    train(out, "--checkpoint", str(tmp_path / "run.sqlite"))
+    result = CliRunner().invoke(cli, ["train", *TINY, "--seed", "5", "--out", str(out),
+                                      "--checkpoint", str(tmp_path / "run.sqlite")])
+    assert result.exit_code == 1
+    assert "holds another run" in result.output
+
+
+def test_the_network_file_records_its_held_out_accuracy_and_the_command(first: Path) -> None:
+    with np.load(first) as document:
+        assert str(document["made_by"]) == ("c4engine train --board 7x6 --seed 1 --games 8 --stones 28 36 "
+                                             "--nodes 50000 --tuples 4 --epochs 3 --rate 0.5 --no-book")
+        assert 0.0 <= float(document["accuracy"]) <= 1.0
+        assert int(document["accuracy_positions"]) > 0
+        assert "held out by key" in str(document["accuracy_set"])
+
+
+def test_the_engine_names_a_trained_network_and_its_accuracy(first: Path) -> None:
+    with first.open("rb") as stream:
+        note = network_note(stream, "ntuple-7x6k4.npz")
+    with np.load(first) as document:
+        accuracy, positions = float(document["accuracy"]), int(document["accuracy_positions"])
+    assert note == f"ntuple-7x6k4.npz for the 7x6 board, held-out accuracy {accuracy:.4f} on {positions} positions"
+
+
+def test_a_network_trained_beside_a_held_out_set_records_its_accuracy_there(tmp_path: Path) -> None:
+    held = make_held_out(STANDARD, 2, 9, 200_000)
+    held.save(tmp_path / "held.npz")
+    out = tmp_path / "net.npz"
+    output = train(out, "--held-out", str(tmp_path / "held.npz"))
+    with np.load(out) as document:
+        assert int(document["accuracy_positions"]) == len(held)
+        assert "independent held-out set" in str(document["accuracy_set"])
+    assert f"on {len(held)} positions" in output
+
+
+def test_a_held_out_position_and_its_mirror_image_are_left_out(first: Path) -> None:
+    store = TrainingStore(first.with_name(first.name + ".sqlite"))
+    current, mask, result = store.positions()
+    store.close()
+    data = Dataset(STANDARD, current, mask, np.bitwise_count(mask).astype(np.int8), result,
+                   np.zeros(current.size, dtype=bool))
+    mirrored_current = mirror_all(current[:1])
+    held = Dataset(STANDARD, mirrored_current, mirror_all(mask[:1]), data.stones[:1], result[:1],
+                   np.ones(1, dtype=bool))
+    excluded = excluded_rows(data, held)
+    assert excluded[0] and excluded.sum() == np.sum((current == current[0]) & (mask == mask[0]))
+
+
+def mirror_all(bits: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(bits)
+    column = (1 << STANDARD.h1) - 1
+    for col in range(STANDARD.width):
+        out |= ((bits >> (col * STANDARD.h1)) & column) << ((STANDARD.width - 1 - col) * STANDARD.h1)
+    return out
+
+
+def test_a_held_out_set_has_each_phase_solved_and_no_position_twice() -> None:
+    data = make_held_out(STANDARD, 3, 7, 200_000)
+    bands = phases(STANDARD)
+    assert [int(np.sum((data.stones >= low) & (data.stones <= high))) for low, high in bands[1:]] == [3, 3, 3]
+    keys = np.minimum(data.current + data.mask, mirror_all(data.current) + mirror_all(data.mask))
+    assert np.unique(keys).size == len(data)
+    assert set(np.unique(data.result).tolist()) <= {-1, 0, 1}
+
+
+def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tmp_path: Path) -> None:
+    positions = tmp_path / "held.npz"
+    made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "2", "--seed", "3", "--nodes", "200000",
+                                    "--out", str(positions)])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(first), str(positions)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["stones", "positions", "network", "threats"]
+    assert lines[-1].startswith("0-41")
+
+
+def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a network")
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(bad), str(bad)])
+    assert result.exit_code == 1 and "not a set of positions" in result.output
+    bad.write_bytes(b"PK\x03\x04 a broken zip")
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(bad), str(bad)])
+    assert result.exit_code == 1 and "not a set of positions" in result.output
