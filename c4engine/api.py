@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .kernel.built_book import BuiltBook
     from .rules.board import Board
     from .search.searcher import Searcher
-    from .verdicts import GameReview
+    from .reviewer.verdicts import GameReview
 
 _lock = threading.Lock()
 _shared: Searcher | None = None

@@ -21,7 +21,7 @@ from gui_process import GuiServer  # noqa: E402
 from service_process import ServiceProcess  # noqa: E402
 
 from c4engine.geometry import STANDARD  # noqa: E402
-from c4engine.verdicts import pons_of_mate  # noqa: E402
+from c4engine.reviewer.verdicts import pons_of_mate  # noqa: E402
 
 WAIT = 120.0  # seconds: a first start may compile the kernel
 ANALYSED = "7571473112654763"  # 16 stones; its columns win, draw and lose

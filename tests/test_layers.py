@@ -18,8 +18,7 @@ LAYER_OF_FOLDER = {"rules": 0, "kernel": 1, "search": 2, "protocol": 3, "trainin
 BOTTOM_MODULES = {"c4engine.geometry", "c4engine.inputs", "c4engine.version"}  # standard library only
 CLIENTS = 4
 TRAINING = 5  # above the clients it borrows from; the command line loads it by name only
-SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer", "c4engine.verdicts",
-                       "c4engine.verdict_text")
+SEARCH_FREE_CLIENTS = ("c4engine.referee", "c4engine.gui", "c4engine.engine", "c4engine.reviewer")
 
 
 def module_name(path: Path) -> str:

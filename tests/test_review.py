@@ -23,7 +23,7 @@ from c4engine.referee.pgn import read_games
 from c4engine.reviewer import games as review_games
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
-from c4engine.verdicts import mark, move_range, pons_of_mate
+from c4engine.reviewer.verdicts import mark, move_range, pons_of_mate
 
 bitbully = pytest.importorskip("bitbully", reason="the oracle: pip install bitbully")
 

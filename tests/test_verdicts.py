@@ -13,7 +13,7 @@ from c4engine.engine import Score
 from c4engine.geometry import STANDARD, Geometry
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
-from c4engine.verdicts import (
+from c4engine.reviewer.verdicts import (
     GameJudge,
     PlayerSummary,
     Search,
@@ -31,7 +31,7 @@ from c4engine.verdicts import (
     summarize,
     value_of_line,
 )
-from c4engine.verdict_text import score_text, score_words
+from c4engine.reviewer.verdict_text import score_text, score_words
 
 
 def line(col: int, kind: str, value: int, depth: int = 10, bound: str | None = None) -> dict:

@@ -1,6 +1,6 @@
 """A game under review on the web board: which position the engine scores next, and the verdicts so far.
 
-The page's engine runs the searches :class:`~c4engine.verdicts.GameJudge`
+The page's engine runs the searches :class:`~c4engine.reviewer.verdicts.GameJudge`
 asks for, as ``c4engine review`` does (each position's value, every column of
 a position whose move was not kept); this class only says which comes next,
 collects each search's ``info`` lines and hands them to the judge, so the
@@ -18,8 +18,8 @@ from ..engine.info import InfoDict, add_info
 from ..referee.pgn import write_game
 from ..reviewer.games import GameInput, game_review, judge_of
 from ..reviewer.report import annotated
-from ..verdict_text import first_player_scores, review_dict
-from ..verdicts import GameJudge, Search, win_now
+from ..reviewer.verdict_text import first_player_scores, review_dict
+from ..reviewer.verdicts import GameJudge, Search, win_now
 
 MOVETIME_MS = 3000  # the cap per search; c4engine needs well under a second for most
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..position import IllegalMoveError
 from ..remote import Remote, RemoteError
-from ..verdicts import mate_of_pons
+from ..reviewer.verdicts import mate_of_pons
 from .session_state import SessionState
 
 

@@ -12,7 +12,7 @@ import click
 from ..engine.process import EngineError
 from ..referee.cli import known_variants
 from ..referee.pgn import write_game
-from ..verdicts import GameReview
+from .verdicts import GameReview
 from .driver import DEFAULT_MOVETIME_MS, Reviewer
 from .games import GameInput, InputProblem, read_input, read_limited
 from .report import annotated, json_document, progress_line, summary_table, totals

@@ -14,14 +14,14 @@ from ..engine.process import own_engine_argv
 from ..geometry import STANDARD, Geometry
 from ..protocol.go_params import GoParams
 from ..rules.variants import built_in
-from ..verdicts import GameReview, MoveVerdict, Search
+from .verdicts import GameReview, MoveVerdict, Search
 from .games import GameInput, game_of, game_review, judge_of
 
 DEFAULT_MOVETIME_MS = 5000
 
 
 class Reviewer:
-    """An engine process that searches what :class:`~c4engine.verdicts.GameJudge`
+    """An engine process that searches what :class:`~c4engine.reviewer.verdicts.GameJudge`
     asks for, ``movetime_ms`` at most per search (None: until proven), keeping its
     table from one search to the next."""
 

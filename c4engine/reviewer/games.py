@@ -21,7 +21,7 @@ from ..referee.pgn import BOOK, RESULTS, PgnGame, PgnMove, read_games
 from ..rules.board import Board, RulesError
 from ..rules.notation import is_digit_string, parse_digits, parse_fen
 from ..rules.variants import VariantError, VariantSet, built_in
-from ..verdicts import GameJudge, GameReview
+from .verdicts import GameJudge, GameReview
 
 if TYPE_CHECKING:
     from ..position import Position

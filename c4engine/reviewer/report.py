@@ -8,8 +8,8 @@ from typing import Any
 
 from ..referee.pgn import BOOK, PgnGame, PgnMove
 from ..rules.notation import format_move
-from ..verdict_text import review_dict, score_text, summary_dict
-from ..verdicts import GameReview, PlayerSummary
+from .verdict_text import review_dict, score_text, summary_dict
+from .verdicts import GameReview, PlayerSummary
 from .games import GameInput, InputProblem
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .geometry import STANDARD, Geometry
+from ..geometry import STANDARD, Geometry
 from .verdicts import GameReview, MoveVerdict, PlayerSummary, Value, mate_of_pons, move_range
 
 

@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .geometry import STANDARD, Geometry
-from .rules.board import Board
-from .rules.scores import mate_distance, to_internal, win_now
+from ..geometry import STANDARD, Geometry
+from ..rules.board import Board
+from ..rules.scores import mate_distance, to_internal, win_now
 
 if TYPE_CHECKING:
     from .engine.info import InfoDict
