@@ -13,7 +13,7 @@ from types import ModuleType
 
 from .api import analyse, best_move, review, solve, use_book, warm_up
 from .position import IllegalMoveError, Position
-from .remote import Remote, RemoteError, remote
+from .service.client import Remote, RemoteError, remote
 from .reviewer.verdicts import GameReview, MoveVerdict, PlayerSummary, Value
 from .version import __version__
 

@@ -16,7 +16,7 @@ import click
 from ..cli import board_option
 from ..engine.process import EngineError, engine_argv, own_engine_argv
 from ..geometry import Geometry
-from ..remote import remote
+from ..service.client import remote
 
 
 def listening_socket(port: int) -> socket.socket:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from ..remote import Remote
+from ..service.client import Remote
 from .session import Session
 
 STATIC = Path(__file__).parent / "static"

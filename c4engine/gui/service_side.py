@@ -19,7 +19,7 @@ import asyncio
 from typing import Any
 
 from ..position import IllegalMoveError
-from ..remote import Remote, RemoteError
+from ..service.client import Remote, RemoteError
 from ..reviewer.verdicts import mate_of_pons
 from .session_state import SessionState
 

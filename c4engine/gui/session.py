@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ..remote import Remote
+from ..service.client import Remote
 from ..rules.board import RulesError
 from .play_requests import PlayRequests
 from .requests import NOT_A_REQUEST, Quiet, RequestError, read_request

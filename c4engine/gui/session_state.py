@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..geometry import STANDARD
-from ..remote import Remote
+from ..service.client import Remote
 from .game import Game
 from .process import EngineProcess
 from .review import PageReview

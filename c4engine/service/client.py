@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from .position import IllegalMoveError, Position
+from ..position import IllegalMoveError, Position
 
 FULL_COLUMN = 100  # Pons' /solve value for a full column
 
