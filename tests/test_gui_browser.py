@@ -390,9 +390,9 @@ def test_the_chooser_and_a_whole_8x7_game(page) -> None:  # type: ignore[no-unty
 
 
 def test_a_board_the_engine_cannot_play_is_refused_naming_the_limit(page) -> None:  # type: ignore[no-untyped-def]
-    choose_board(page, 9, 7)
+    choose_board(page, 12, 10)
     page.wait_for_selector("#error:not([hidden])")
-    assert "needs width x (height + 1) <= 64 bits (here 72)" in page.text_content("#error")
+    assert "needs width x (height + 1) <= 128 bits (here 132)" in page.text_content("#error")
     assert page.eval_on_selector_all("#board .cell", "c => c.length") == 42
     choose_board(page, 7, 6, 8)
     page.wait_for_function("document.getElementById('error').textContent.includes('row length 8')")

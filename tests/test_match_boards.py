@@ -27,9 +27,9 @@ def run_match(*args: str, timeout: float = 300, **env_vars: str) -> subprocess.C
 
 
 def test_a_board_out_of_range_is_refused() -> None:
-    done = run_match("--depth", "2", "--board", "9x7")
+    done = run_match("--depth", "2", "--board", "12x10")
     assert done.returncode == 2
-    assert "board 9x7: needs width x (height + 1) <= 64 bits" in done.stderr
+    assert "board 12x10: needs width x (height + 1) <= 128 bits" in done.stderr
 
 
 def test_a_variant_on_another_board_than_asked_is_refused() -> None:

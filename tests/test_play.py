@@ -152,7 +152,7 @@ def test_a_wide_board_takes_file_letters(closing: list[pexpect.spawn]) -> None:
 
 
 @pytest.mark.parametrize(("board", "message"), [
-    ("9x7", "needs width x (height + 1) <= 64 bits (here 72)"),
+    ("12x10", "needs width x (height + 1) <= 128 bits (here 132)"),
     ("7x6k8", "row length 8 is out of range (3-7 on a 7x6 board)"),
     ("seven", "expected WxH or WxHkK"),
 ])
