@@ -22,8 +22,8 @@ from .jit import (
     winning_cells,
 )
 from .layout import ABORTED
-from .negamax import negamax
-from .resolve import forced_cells, forced_move
+from .negamax import enter, negamax, search_node
+from .resolve import UNRESOLVED, forced_cells, forced_move
 from .table import (
     NO_MOVE,
     UPPER,
@@ -118,7 +118,11 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     lowest, highest = score_range(stones, weak)
     while lowest < highest and not mem[ABORTED]:
         middle = probe_point(lowest, highest, stones)
-        value = probe(current, mask, stones, middle, mem)
+        window = to_internal(middle)  # probe()'s search, calling search_node itself: see enter()
+        value, sign, root, root_mask, root_stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, window,
+                                                                                    window + 1, mem)
+        if value == UNRESOLVED:
+            value = sign * search_node(root, root_mask, root_stones, CELLS, alpha, beta, lo, hi, flips, mem)
         lowest, highest = narrowed(lowest, highest, middle, value)
     return lowest
 
