@@ -25,6 +25,7 @@ from .rules.notation import is_digit_string, parse_board, parse_digits
 from .version import __version__
 
 if TYPE_CHECKING:
+    from .search.progress import SolveProgress
     from .search.searcher import Searcher
 
 _IMPORTED = time.perf_counter()
@@ -107,18 +108,24 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     Prints `<moves> <score> <nodes> <microseconds>` per line, as Pascal Pons'
     solver does (table cleared before each position, outside the timing), with
     `--all` one score per column in place of one, then a summary on stderr; exits
-    1 if a score differs from the expected one or a line is bad."""
+    1 if a score differs from the expected one or a line is bad.
+
+    A solve that runs longer than 3 s shows its progress on stderr every 3 s:
+    the null window being searched (`[s, s+1]`: is the score above s?), the
+    nodes so far and the rate."""
     if geometry.width > MAX_DIGIT_COLUMNS:
         raise click.BadParameter(f"board {geometry}: solve reads moves as column digits, so at most "
                                  f"{MAX_DIGIT_COLUMNS} columns", param_hint="'--board'")
     started = time.perf_counter()
+    from .search.progress import SolveProgress
     from .search.searcher import Searcher
     searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True)
     searcher.warm_up(searching=False)
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
-    for number, raw in enumerate(file, start=1):
-        _solve_line(searcher, number, raw, weak, every_column, tally)
+    with SolveProgress(searcher, lambda line: click.echo(line, err=True)) as progress:
+        for number, raw in enumerate(file, start=1):
+            _solve_line(searcher, number, raw, weak, every_column, tally, progress)
     click.echo(tally.summary(), err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
@@ -169,7 +176,7 @@ def process_age() -> float:
 
 
 def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_column: bool,
-                tally: _SolveTally) -> None:
+                tally: _SolveTally, progress: SolveProgress) -> None:
     """Solve one input line and print its result, or report why it is bad."""
     try:
         fields = decode_line(raw, number).split()
@@ -186,6 +193,7 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
     searcher.clear()
     searcher.fit_table(pos)
     tally.begin_search()
+    progress.begin()
     began_cpu = time.process_time()  # first: its system call stays out of the wall time
     began = time.perf_counter()
     if every_column:
@@ -196,6 +204,7 @@ def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_c
         values = [score]
     seconds = time.perf_counter() - began
     tally.add(nodes, seconds, time.process_time() - began_cpu)
+    progress.end()
     click.echo(f"{moves} {' '.join(map(str, values))} {nodes} {int(seconds * 1e6)}")
     if len(fields) == 2:
         expected = int(fields[1])

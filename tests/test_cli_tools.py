@@ -27,6 +27,7 @@ from c4engine.kernel.jit import to_pons
 from c4engine.rules.board import Board
 from c4engine.search import bench
 from c4engine.search.limits import Limits
+from c4engine.search.progress import SolveProgress
 from c4engine.search.searcher import Searcher
 
 SEED = 20261122
@@ -110,9 +111,10 @@ def test_an_empty_line_is_the_empty_board() -> None:
             asked.append(pos)
             return 0, 0
 
-    tally = cli_module._SolveTally()
+    tally, recorder = cli_module._SolveTally(), Recorder()
+    progress = SolveProgress(recorder, print)  # type: ignore[arg-type]
     for number, line in enumerate([b"\n", b"   \n", b"44\n"], start=1):
-        cli_module._solve_line(Recorder(), number, line, False, False, tally)  # type: ignore[arg-type]
+        cli_module._solve_line(recorder, number, line, False, False, tally, progress)  # type: ignore[arg-type]
     assert [pos.history for pos in asked] == [(), (), (3, 3)]
     assert tally.bad_lines == 0 and tally.positions == 3
 
@@ -189,11 +191,43 @@ def test_solve_all_weak_and_checked() -> None:
     assert set(printed[LATE_LOSS]) <= {-1, 0, 1, -1000}
 
 
-def run_solve_process(data: bytes, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_solve_process(data: bytes, env_extra: dict[str, str] | None = None,
+                      options: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     """``c4engine solve`` as a real process, reading ``data`` from a file."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "c4engine", "solve", "-"], input=data, capture_output=True,
-                          timeout=120, env=env)
+    return subprocess.run([sys.executable, "-m", "c4engine", "solve", *options, "-"], input=data,
+                          capture_output=True, timeout=300, env=env)
+
+
+# An early position from Pons' "begin hard" set: tens of millions of nodes, seconds of search.
+LONG_SOLVE, LONG_SOLVE_SCORE = "5776", 2
+PROGRESS_LINE = re.compile(r"^solving: (\d+) s, windows? ((?:\[-?\d+, -?\d+\] ?)+), ([\d.]+) M nodes, "
+                           r"[\d.]+ M nodes/s$")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_long_solve_shows_its_progress_on_stderr(threads: str) -> None:
+    """Every few seconds a line with the null windows searched, the nodes and the rate;
+    stdout keeps Pons' format, one line per position."""
+    done = run_solve_process(f"{LONG_SOLVE} {LONG_SOLVE_SCORE}\n{LATE_WIN} 1\n".encode(),
+                             options=("--threads", threads))
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, stderr
+    assert scores_printed(stdout) == {LONG_SOLVE: LONG_SOLVE_SCORE, LATE_WIN: 1} and len(stdout.splitlines()) == 2
+    progress = [match for line in stderr.splitlines() if (match := PROGRESS_LINE.match(line))]
+    assert progress, stderr
+    assert int(progress[0].group(1)) >= 3
+    windows = [int(low) for low in re.findall(r"\[(-?\d+),", " ".join(match.group(2) for match in progress))]
+    assert all(-18 <= low <= 18 for low in windows)
+    assert all(float(match.group(3)) > 0 for match in progress)
+    assert stderr.count("solving:") == len(progress)
+
+
+def test_a_quick_solve_shows_no_progress() -> None:
+    done = run_solve_process(f"{LATE_WIN} 1\n{LOSS_BY_9} -9\n".encode())
+    assert done.returncode == 0, done.stderr.decode()
+    assert "solving:" not in done.stderr.decode()
 
 
 def test_a_file_that_is_not_utf8_gets_per_line_errors() -> None:

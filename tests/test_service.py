@@ -494,11 +494,12 @@ def test_a_cache_that_is_no_database_and_a_book_of_another_board_are_refused(tmp
 
 def test_workers_are_processes_answering_on_one_port(tmp_path: Path) -> None:
     """``--workers 2``: new connections to the one port reach both processes, each
-    counting its own requests (one process would count them all)."""
+    counting its own requests (one process would count them all).  An odd number
+    of requests, so that the two counts cannot be equal and collapse into one."""
     import re
     with ServiceProcess(tmp_path / "cache.sqlite", "--workers", "2") as served:
         assert wait_until(lambda: any("c4engine serve process 2 on" in line for line in served.log), 120)
-        for _ in range(60):
+        for _ in range(61):
             assert served.get("/solve?pos=4453")[2]["score"] == [-5, -5, -2, -3, -4, -2, -2]
         counts = set()
         for _ in range(40):
@@ -506,7 +507,7 @@ def test_workers_are_processes_answering_on_one_port(tmp_path: Path) -> None:
             assert found is not None
             counts.add(int(found.group(1)))
         assert served.stop() == 0
-    assert len(counts) == 2 and sum(counts) == 60
+    assert len(counts) == 2 and sum(counts) == 61
 
 
 def test_cluster_options_are_checked_before_ray_is_imported(tmp_path: Path) -> None:

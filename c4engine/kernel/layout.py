@@ -1,7 +1,7 @@
 """The kernel's one array, ``mem``: the context's slots, each ply's scratch, and their sizes.
 
 ``mem`` holds first the context (counters and flags, the books' addresses and sizes,
-where the transposition table and the threads' busy table lie in ``mem`` and
+the exact solve's current probe, where the transposition table and the threads' busy table lie in ``mem`` and
 their sizes, the evaluation weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
@@ -25,7 +25,8 @@ MAX_PLY = CELLS + 2
 NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
-WEIGHTS = 16
+PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
+WEIGHTS = 17
 SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
 CHILD_WORDS = 8

@@ -45,7 +45,7 @@ import numpy as np
 
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
-from .jit import ENTRY_OPTIONS, INNER_OPTIONS, column_cells, jit, playable_cells, popcount, to_internal, winning_cells
+from .jit import INNER_OPTIONS, column_cells, entry, jit, playable_cells, popcount, to_internal, winning_cells
 from .layout import (
     ABORTED,
     BUSY_SLOTS,
@@ -98,7 +98,6 @@ DEFER_PLIES = 12  # see busy_slot
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
-NEGAMAX_SIGNATURE = numba.int64(*[numba.int64] * 7, numba.int64[::1])
 SEARCH_SIGNATURE = numba.int64(*[numba.int64] * 9, numba.int64[::1])
 
 
@@ -363,15 +362,30 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     return alpha
 
 
-@numba.njit(NEGAMAX_SIGNATURE, **ENTRY_OPTIONS)
+@jit
+def enter(current: int, mask: int, stones: int, alpha: int, beta: int,
+          mem: np.ndarray) -> tuple[int, int, int, int, int, int, int, int, int, int]:
+    """What comes before :func:`search_node` at a root whose side to move cannot win
+    at once: the forced moves (:func:`resolve`).  Returns ``(value, sign, current,
+    mask, stones, alpha, beta, lo, hi, flips)``: ``value`` the root's, or UNRESOLVED,
+    and then ``sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi,
+    ply + flips, mem)`` is.  Kept apart from that call so that a driver makes it
+    itself: every compiled function that calls :func:`search_node`, however thin,
+    optimises and emits the whole recursion again at a board's first use."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
+                                                          winning_cells(current ^ mask, mask))
+    sign = -1 if flips % 2 == 1 else 1
+    alpha, beta = window_for(sign, alpha, beta)
+    return value, sign, current, mask, stones, alpha, beta, lo, hi, flips
+
+
+@entry
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
             mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
-    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
-                                                          winning_cells(current ^ mask, mask))
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search.
+    Compiled at its first call: :func:`c4engine.kernel.solve.solve` does without it."""
+    value, sign, current, mask, stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, alpha, beta, mem)
     if value != UNRESOLVED:
         return value
-    sign = -1 if flips % 2 == 1 else 1
-    alpha, beta = window_for(sign, alpha, beta)
     return sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)

@@ -21,9 +21,9 @@ from .jit import (
     win_now,
     winning_cells,
 )
-from .layout import ABORTED
-from .negamax import negamax
-from .resolve import forced_cells, forced_move
+from .layout import ABORTED, PROBE
+from .negamax import enter, negamax, search_node
+from .resolve import UNRESOLVED, forced_cells, forced_move
 from .table import (
     NO_MOVE,
     UPPER,
@@ -93,7 +93,9 @@ def narrowed(lowest: int, highest: int, middle: int, value: int) -> tuple[int, i
 @entry
 def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) -> int:
     """The null-window search at Pons score ``middle``: its internal value, above
-    ``to_internal(middle)`` when the score is higher."""
+    ``to_internal(middle)`` when the score is higher.  ``mem[PROBE]`` says which
+    probe runs (as in :func:`solve`), for progress reports."""
+    mem[PROBE] = middle
     window = to_internal(middle)
     return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
 
@@ -112,13 +114,19 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     their scores lie near 0, and then Pons' far probes are wasted (each probe
     towards the score costs more than the one before, and the last, next to the
     score, most); later, a probe at 0 costs more than Pons' order.  The
+    probe being searched is in ``mem[PROBE]``, for progress reports.  The
     result is meaningless if ``mem[ABORTED]`` is set afterwards."""
     if immediate_win(current, mask):
         return 1 if weak else win_now(stones)
     lowest, highest = score_range(stones, weak)
     while lowest < highest and not mem[ABORTED]:
         middle = probe_point(lowest, highest, stones)
-        value = probe(current, mask, stones, middle, mem)
+        mem[PROBE] = middle
+        window = to_internal(middle)  # probe()'s search, calling search_node itself: see enter()
+        value, sign, root, root_mask, root_stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, window,
+                                                                                    window + 1, mem)
+        if value == UNRESOLVED:
+            value = sign * search_node(root, root_mask, root_stones, CELLS, alpha, beta, lo, hi, flips, mem)
         lowest, highest = narrowed(lowest, highest, middle, value)
     return lowest
 

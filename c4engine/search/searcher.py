@@ -46,6 +46,7 @@ from ..kernel.layout import (
     BUSY_START,
     GENERATION,
     NODES,
+    PROBE,
     SELDEPTH,
     STOP,
     TT_SLOTS,
@@ -112,6 +113,7 @@ class Searcher:
         weakref.finalize(self, close_helpers, self._helpers)  # a dropped searcher ends them
         self._buffer = np.empty(0, dtype=np.int64)
         self._stop = StopSignal()
+        self._probes: SharedProbes | None = None  # the shared solve running, for solve_progress
         self._lay_out(hash_mb, threads, np.asarray(default_weights(geometry) if weights is None else weights,
                                                   dtype=np.int64))
 
@@ -362,9 +364,25 @@ class Searcher:
         at 0, costs most and 1 is a likely second one; later, the solver's far probes
         are cheap and a Python call per probe costs more than it saves.
         A position whose mover wins at once is not given to the kernel."""
-        probes = SharedProbes(pos, self.kernel.solve)
-        self._on_every_thread(probes.run)
+        probes = self._probes = SharedProbes(pos, self.kernel.solve)
+        try:
+            self._on_every_thread(probes.run)
+        finally:
+            self._probes = None
         return probes.lowest, probes.nodes
+
+    def solve_progress(self) -> tuple[list[int], int]:
+        """The null windows the exact solve running now searches (the Pons score of
+        each distinct probe, lowest first) and the nodes it has searched so far:
+        read from another Python thread while :meth:`solve` runs (the kernel
+        releases the GIL), for progress reports.  A snapshot, not a lock-step
+        count: the threads go on while it is taken."""
+        probes = self._probes
+        nodes = sum(thread.nodes() for thread in self.threads)
+        if probes is not None:
+            with probes.lock:  # its finished probes' nodes, the threads' counters restarting at each probe
+                nodes = probes.nodes + sum(thread.nodes() for thread in probes.probing)
+        return sorted({int(thread.mem[PROBE]) for thread in self.threads}), nodes
 
     def solve_moves(self, pos: Board, weak: bool = False) -> tuple[list[int], int]:
         """The exact score, for the mover, of playing each column (weak: its sign), with
