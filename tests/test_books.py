@@ -100,8 +100,7 @@ def test_the_kernel_probe_reads_keys_of_64_bits_in_unsigned_order(tmp_path: Path
     keys = [key for key in positions] + [(1 << 63) + 5, (1 << 64) - 1]
     values = [int(key % 7) - 3 for key in keys]
     path = tmp_path / "big.book"
-    write_book(path, BookHeader(B5X4, 4, False, len(keys)), np.array(keys, dtype=np.uint64),
-               np.array(values, dtype=np.int8))
+    write_book(path, BookHeader(B5X4, 4, False, len(keys)), list(zip(keys, values)))
     book = BuiltBook.load(path, B5X4)
     probe = Searcher(geometry=B5X4).kernel.built_book.built_book_value
     for key, pos in positions.items():

@@ -13,6 +13,7 @@ import pytest
 
 from c4engine.geometry import Geometry
 from c4engine.referee.pgn import read_games
+from c4engine.rules.variants import VariantSet
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_FILE = str(ROOT / "tests" / "data" / "variants.ini")
@@ -50,16 +51,31 @@ def test_match_on_8x7(tmp_path: Path) -> None:
     assert "illegal move" not in text and "forfeit" not in text and "disconnects" not in text
 
 
-def test_match_with_board_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board", ["8x7", "8x8"])  # one word, and past 64 bits
+def test_match_with_board_alone(tmp_path: Path, board: str) -> None:
     pgn = tmp_path / "games.pgn"
-    done = run_match("--depth", "2", "--games", "2", "--board", "8x7", "--pgn", str(pgn))
+    done = run_match("--depth", "2", "--games", "2", "--board", board, "--pgn", str(pgn))
     assert done.returncode == 0, done.stderr
     games = read_games(pgn.read_text())
-    assert [g.variant.name for g in games] == ["cfour-8x7"] * 2
+    assert [g.variant.name for g in games] == [f"cfour-{board}"] * 2
     for game in games:
         final = game.final_position()
-        assert final.geometry == Geometry(8, 7)
+        assert final.geometry == Geometry.parse(board)
         assert final.is_over() or game.termination != "normal"
+
+
+def test_match_on_9x7_from_a_fairy_stockfish_section(tmp_path: Path) -> None:
+    """``[c4_9x7:cfour]`` as Fairy-Stockfish's variants files write a board past 64 bits."""
+    variants = tmp_path / "variants.ini"
+    variants.write_text("[c4_9x7:cfour]\nmaxFile = 9\nmaxRank = 7\n"
+                        f"startFen = {'9/' * 6}9[{'P' * 32}{'p' * 31}] w - - 0 1\n")
+    pgn = tmp_path / "games.pgn"
+    done = run_match("--depth", "2", "--games", "2", "--variants", str(variants), "--variant", "c4_9x7",
+                     "--pgn", str(pgn))
+    assert done.returncode == 0, done.stderr
+    games = read_games(pgn.read_text(), VariantSet().with_file(str(variants)))
+    assert [game.final_position().geometry for game in games] == [Geometry(9, 7)] * 2
+    assert "forfeit" not in pgn.read_text() and "illegal move" not in pgn.read_text()
 
 
 def test_the_first_match_on_a_new_board_prepares_it_once(tmp_path: Path) -> None:
