@@ -175,7 +175,7 @@ def build(spec: BuildSpec, out: Path, resume: bool, solver: Solver = solve_here,
     db_path = database_path(out)
     if db_path.exists() and not resume:
         raise StoreError(f"{db_path} holds a build already: --resume to go on with it, or remove it")
-    store = BuildStore(db_path)
+    store = BuildStore(db_path, spec.geometry)
     try:
         store.check_build(spec.geometry, spec.plies, spec.weak)
         if not store.enumerated:
