@@ -11,37 +11,24 @@ import numba
 import numpy as np
 import pytest
 from engine_process import READY_TIMEOUT, EngineProcess, bestmoves, errors, infos, start_engine
-from positions import late_positions
+from positions import late_position, late_positions
 
 import c4engine
 from c4engine import Position
 from c4engine.connectx import agent
-from c4engine.geometry import STANDARD, Geometry
+from c4engine.geometry import Geometry
 from c4engine.kernel.int128 import Wide
 from c4engine.kernel.layout import CTX_SIZE
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
-from c4engine.rules.notation import parse_fen, to_fen
+from c4engine.rules.notation import to_fen
+from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
 
 EIGHT = Geometry(8, 8)
 LATE_POSITIONS = 8
 COMPILE_TIMEOUT = 300.0
 LATE_EMPTY_CELLS = (6, 9)
-
-
-def late_position(rng: random.Random, geometry: Geometry, empty: int) -> Board:
-    """A position with ``empty`` cells left, from random moves that never complete a
-    line, so that a plain minimax reaches the end of the game."""
-    while True:
-        pos = Board(geometry=geometry)
-        while pos.stones < geometry.cells - empty:
-            quiet = [col for col in pos.legal_moves() if not pos.is_winning_move(col)]
-            if not quiet:
-                break
-            pos = pos.play(rng.choice(quiet))
-        if pos.stones == geometry.cells - empty:
-            return pos
 
 
 def oracle_score(pos: Board) -> int:
@@ -89,7 +76,6 @@ def test_two_words_on_7x6_search_as_one_word_to_a_depth() -> None:
     for pos in late_positions(random.Random(6), 12, 10):
         one.clear()
         two.clear()
-        from c4engine.search.limits import Limits
         a, b = one.search(pos, Limits(depth=8)), two.search(pos, Limits(depth=8))
         assert (a.move, a.nodes, a.report.best.score) == (b.move, b.nodes, b.report.best.score), moves_of(pos)
 

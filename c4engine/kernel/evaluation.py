@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import Geometry
-from .constants import BOARD_MASK, BOARD_WORDS, GEOMETRY, WIDTH, board_bits
+from .constants import BOARD_WORDS, GEOMETRY, WIDTH, board_bits
 from ..rules.scores import MATE
 from .jit import column_cells, entry, jit, popcount, smear_up, winning_cells
 from .ntuple import ntuple_evaluate
