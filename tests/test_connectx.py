@@ -229,7 +229,9 @@ def check_results(results: list[tuple[int, float, int]], act_timeout: float,
 
 
 KAGGLE_BOARDS = [{"columns": 8, "rows": 7, "inarow": 4}, {"columns": 6, "rows": 5, "inarow": 3},
-                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow)]  # ~1 min
+                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow),  # ~1 min
+                 pytest.param({"columns": 8, "rows": 8, "inarow": 4}, marks=pytest.mark.slow),  # past 64 bits
+                 pytest.param({"columns": 10, "rows": 8, "inarow": 4}, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("shape", KAGGLE_BOARDS, ids=lambda s: f"{s['columns']}x{s['rows']}k{s['inarow']}")
