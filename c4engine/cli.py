@@ -76,7 +76,7 @@ def board_option(command: Callable[..., None]) -> Callable[..., None]:
     """``--board WxH`` or ``--board WxHkK``: the board and row length (default 7x6, four in a row)."""
     return click.option("--board", "geometry", default=STANDARD.name, show_default=True, callback=_parse_board,
                         help="Board WxH, or WxHkK for K in a row (e.g. 8x7, 9x6k5); "
-                             "width x (height + 1) <= 64, K from 3 to the longer side.")(command)
+                             "width x (height + 1) <= 128, K from 3 to the longer side.")(command)
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True,

@@ -7,7 +7,7 @@ agent searches in-process with the shared searcher of :mod:`c4engine.api`, so
 no process starts per move, and it stops in time for ``actTimeout``.
 
 Any board whose configuration c4engine plays (``columns`` x (``rows`` + 1) at most
-64, ``inarow`` from 3 to the longer side, at most 26 columns); the opening book
+128, so 8x8 and 10x8 too, ``inarow`` from 3 to the longer side, at most 26 columns); the opening book
 is used on 7 columns, 6 rows and 4 in a row only.
 
 Start-up: the first call in a process builds the searcher (numba compiles or

@@ -6,8 +6,10 @@ and passed explicitly down the layers; nothing keeps a board size as a global.
 
 The bitboard is Pascal Pons' layout (docs/design.md, "Board layout"): column ``c``
 owns bits ``c*(H+1) .. c*(H+1)+H``, the top one a sentinel that stays empty.  The
-whole board must fit one 64-bit word, ``W*(H+1) <= 64``; the row length runs from
-3 to ``max(W, H)``, so that a line of K cells fits on the board.
+whole board must fit two 64-bit words, ``W*(H+1) <= 128``: a board of up to 64
+bits is searched in one word, a wider one (8x8, 9x7, ... 11x10) in two (numba's
+widest integer is 64 bits; docs/design.md, "Boards past 64 bits").  The row
+length runs from 3 to ``max(W, H)``, so that a line of K cells fits on the board.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 WORD_BITS = 64
-MAX_WIDTH = WORD_BITS // 2  # one row and its sentinel per column
+MAX_WORDS = 2  # a board past one word is searched in two
+MAX_BITS = MAX_WORDS * WORD_BITS
+MAX_WIDTH = WORD_BITS // 2  # MultiPV's ceiling: more than the 26 columns a board can name (file letters)
 MIN_CONNECT = 3
 BOARD_PATTERN = re.compile(r"([0-9]{1,3})x([0-9]{1,3})(?:k([0-9]{1,3}))?")  # ASCII digits: ``\d`` takes ``７``
 
@@ -41,10 +45,11 @@ class Geometry:
                 raise GeometryError(f"board {name} {value!r}: expected a whole number")
         if self.width < 1 or self.height < 1:
             raise GeometryError(f"board {self.width}x{self.height}: width and height must be at least 1")
-        if self.width * (self.height + 1) > WORD_BITS:
+        if self.width * (self.height + 1) > MAX_BITS:
             raise GeometryError(
-                f"board {self.width}x{self.height}: needs width x (height + 1) <= {WORD_BITS} bits "
-                f"(here {self.width * (self.height + 1)}); the bitboard is one 64-bit word")
+                f"board {self.width}x{self.height}: needs width x (height + 1) <= {MAX_BITS} bits "
+                f"(here {self.width * (self.height + 1)}); the bitboard is at most {MAX_WORDS} "
+                f"{WORD_BITS}-bit words")
         if not MIN_CONNECT <= self.connect <= max(self.width, self.height):
             raise GeometryError(
                 f"board {self.name}: row length {self.connect} is out of range "

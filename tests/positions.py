@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from c4engine.geometry import Geometry
 from c4engine.rules.board import Board
 
 
@@ -17,3 +18,18 @@ def late_positions(rng: random.Random, count: int, stones: int) -> list[Board]:
         if not pos.is_over():
             out.append(pos)
     return out
+
+
+def late_position(rng: random.Random, geometry: Geometry, empty: int) -> Board:
+    """A position with ``empty`` cells left, from random moves that never complete a
+    line (a game of random moves on a big board ends long before it fills up), so
+    that a plain minimax reaches the end of the game."""
+    while True:
+        pos = Board(geometry=geometry)
+        while pos.stones < geometry.cells - empty:
+            quiet = [col for col in pos.legal_moves() if not pos.is_winning_move(col)]
+            if not quiet:
+                break
+            pos = pos.play(rng.choice(quiet))
+        if pos.stones == geometry.cells - empty:
+            return pos

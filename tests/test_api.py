@@ -402,8 +402,8 @@ def test_a_wide_board_takes_columns_not_digits() -> None:
 
 
 @pytest.mark.parametrize(("shape", "message"), [
-    ({"width": 9, "height": 7}, "board 9x7: needs width x (height + 1) <= 64 bits (here 72)"),
-    ({"width": 8, "height": 8}, "board 8x8: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"width": 12, "height": 10}, "board 12x10: needs width x (height + 1) <= 128 bits (here 132)"),
+    ({"width": 11, "height": 11}, "board 11x11: needs width x (height + 1) <= 128 bits (here 132)"),
     ({"width": 4, "height": 4, "connect": 5}, "board 4x4k5: row length 5 is out of range (3-4"),
     ({"connect": 2}, "board 7x6k2: row length 2 is out of range (3-7"),
     ({"width": 27, "height": 1, "connect": 3}, "board 27x1k3: drops name files a-z, so at most 26 columns"),

@@ -100,8 +100,7 @@ def test_the_kernel_probe_reads_keys_of_64_bits_in_unsigned_order(tmp_path: Path
     keys = [key for key in positions] + [(1 << 63) + 5, (1 << 64) - 1]
     values = [int(key % 7) - 3 for key in keys]
     path = tmp_path / "big.book"
-    write_book(path, BookHeader(B5X4, 4, False, len(keys)), np.array(keys, dtype=np.uint64),
-               np.array(values, dtype=np.int8))
+    write_book(path, BookHeader(B5X4, 4, False, len(keys)), list(zip(keys, values)))
     book = BuiltBook.load(path, B5X4)
     probe = Searcher(geometry=B5X4).kernel.built_book.built_book_value
     for key, pos in positions.items():
@@ -179,6 +178,23 @@ def test_a_strong_book_gives_when_the_game_ends(tmp_path: Path) -> None:
     assert verdict(book) == "6x4: second player wins, ends on move 24"
 
 
+def test_a_book_past_64_bits_keeps_whole_keys(tmp_path: Path) -> None:
+    """17x3k3 takes 68 bits: two-word keys in the build's database (stone codes), in
+    the file and in the kernel's probe, each the solver's value."""
+    geometry = Geometry(17, 3, 3)
+    book = BuiltBook.load(build_here(tmp_path, geometry, 2))
+    searcher = Searcher(geometry=geometry)
+    probe = searcher.kernel.built_book.built_book_value
+    positions = book_positions(geometry, 2)
+    assert book.entries == len(positions) and any(key >> 64 for key in positions)
+    for pos in positions.values():
+        searcher.clear()
+        value = searcher.solve(pos)[0]
+        assert book.probe(pos.current, pos.mask) == value
+        assert probe(book.address, book.entries, *searcher.kernel.bits(pos.current, pos.mask)) == value
+    assert root_value(book) == searcher.solve(Board(geometry=geometry))[0]
+
+
 # -- the command ---------------------------------------------------------------
 
 
@@ -198,7 +214,7 @@ def test_the_cli_builds_and_solves(tmp_path: Path) -> None:
 def test_the_cli_refuses_what_cannot_be_built(tmp_path: Path) -> None:
     out = tmp_path / "b.book"
     for args, message in [(["--board", "5x4", "--plies", "20"], "plies must be from 0 to 19 on 5x4"),
-                          (["--board", "9x9", "--plies", "2"], "needs width x (height + 1) <= 64")]:
+                          (["--board", "12x10", "--plies", "2"], "needs width x (height + 1) <= 128")]:
         result = run_book("build", *args, "--out", str(out))
         assert result.exit_code == 2 and message in result.output
     assert not out.exists() and not database_path(out).exists()

@@ -105,8 +105,8 @@ def test_a_board_of_the_wrong_size_for_the_configuration_is_refused() -> None:
 # -- the configuration ------------------------------------------------------
 
 @pytest.mark.parametrize(("configuration", "limit"), [
-    ({"columns": 9, "rows": 7}, "board 9x7: needs width x (height + 1) <= 64 bits (here 72)"),
-    ({"columns": 8, "rows": 8}, "board 8x8: needs width x (height + 1) <= 64 bits (here 72)"),
+    ({"columns": 12, "rows": 10}, "board 12x10: needs width x (height + 1) <= 128 bits (here 132)"),
+    ({"columns": 11, "rows": 11}, "board 11x11: needs width x (height + 1) <= 128 bits (here 132)"),
     ({"inarow": 8}, "board 7x6k8: row length 8 is out of range (3-7 on a 7x6 board)"),
     ({"inarow": 2}, "board 7x6k2: row length 2 is out of range (3-7 on a 7x6 board)"),
     ({"columns": 30, "rows": 1, "inarow": 3}, "board 30x1k3: drops name files a-z, so at most 26 columns"),
@@ -229,7 +229,9 @@ def check_results(results: list[tuple[int, float, int]], act_timeout: float,
 
 
 KAGGLE_BOARDS = [{"columns": 8, "rows": 7, "inarow": 4}, {"columns": 6, "rows": 5, "inarow": 3},
-                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow)]  # ~1 min
+                 pytest.param({"columns": 9, "rows": 6, "inarow": 5}, marks=pytest.mark.slow),  # ~1 min
+                 pytest.param({"columns": 8, "rows": 8, "inarow": 4}, marks=pytest.mark.slow),  # past 64 bits
+                 pytest.param({"columns": 10, "rows": 8, "inarow": 4}, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("shape", KAGGLE_BOARDS, ids=lambda s: f"{s['columns']}x{s['rows']}k{s['inarow']}")

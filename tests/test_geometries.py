@@ -18,6 +18,7 @@ from pathlib import Path
 
 import minimax_oracle
 import pytest
+from positions import late_position
 
 from c4engine.geometry import Geometry
 from c4engine.rules.board import Board
@@ -140,20 +141,6 @@ def test_scores_agree_with_a_plain_minimax(searchers: dict[Geometry, Searcher], 
 
 LATE_BOARDS = ["8x7", "7x7", "9x6k5", "6x9k3", "16x3k5", "4x15k6"]  # 64-bit keys, two-word entries, long rows
 LATE_EMPTY_CELLS = (6, 9)
-
-
-def late_position(rng: random.Random, geometry: Geometry, empty: int) -> Board:
-    """A position with ``empty`` cells left, from random moves that never complete a
-    line (a game of random moves on a big board ends long before it fills up)."""
-    while True:
-        pos = Board(geometry=geometry)
-        while pos.stones < geometry.cells - empty:
-            quiet = [col for col in pos.legal_moves() if not pos.is_winning_move(col)]
-            if not quiet:
-                break
-            pos = pos.play(rng.choice(quiet))
-        if pos.stones == geometry.cells - empty:
-            return pos
 
 
 @pytest.mark.slow

@@ -740,7 +740,7 @@ def test_gui_board_opens_the_page_on_that_board_and_stops_on_ctrl_c() -> None:
 
 
 def test_gui_refuses_a_board_naming_the_limit() -> None:
-    done = subprocess.run([sys.executable, "-m", "c4engine", "gui", "--no-browser", "--board", "9x7"],
+    done = subprocess.run([sys.executable, "-m", "c4engine", "gui", "--no-browser", "--board", "12x10"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "needs width x (height + 1) <= 64 bits (here 72)" in " ".join(done.stderr.split())
+    assert "needs width x (height + 1) <= 128 bits (here 132)" in " ".join(done.stderr.split())

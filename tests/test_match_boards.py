@@ -13,6 +13,7 @@ import pytest
 
 from c4engine.geometry import Geometry
 from c4engine.referee.pgn import read_games
+from c4engine.rules.variants import VariantSet
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_FILE = str(ROOT / "tests" / "data" / "variants.ini")
@@ -27,9 +28,9 @@ def run_match(*args: str, timeout: float = 300, **env_vars: str) -> subprocess.C
 
 
 def test_a_board_out_of_range_is_refused() -> None:
-    done = run_match("--depth", "2", "--board", "9x7")
+    done = run_match("--depth", "2", "--board", "12x10")
     assert done.returncode == 2
-    assert "board 9x7: needs width x (height + 1) <= 64 bits" in done.stderr
+    assert "board 12x10: needs width x (height + 1) <= 128 bits" in done.stderr
 
 
 def test_a_variant_on_another_board_than_asked_is_refused() -> None:
@@ -50,16 +51,31 @@ def test_match_on_8x7(tmp_path: Path) -> None:
     assert "illegal move" not in text and "forfeit" not in text and "disconnects" not in text
 
 
-def test_match_with_board_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board", ["8x7", "8x8"])  # one word, and past 64 bits
+def test_match_with_board_alone(tmp_path: Path, board: str) -> None:
     pgn = tmp_path / "games.pgn"
-    done = run_match("--depth", "2", "--games", "2", "--board", "8x7", "--pgn", str(pgn))
+    done = run_match("--depth", "2", "--games", "2", "--board", board, "--pgn", str(pgn))
     assert done.returncode == 0, done.stderr
     games = read_games(pgn.read_text())
-    assert [g.variant.name for g in games] == ["cfour-8x7"] * 2
+    assert [g.variant.name for g in games] == [f"cfour-{board}"] * 2
     for game in games:
         final = game.final_position()
-        assert final.geometry == Geometry(8, 7)
+        assert final.geometry == Geometry.parse(board)
         assert final.is_over() or game.termination != "normal"
+
+
+def test_match_on_9x7_from_a_fairy_stockfish_section(tmp_path: Path) -> None:
+    """``[c4_9x7:cfour]`` as Fairy-Stockfish's variants files write a board past 64 bits."""
+    variants = tmp_path / "variants.ini"
+    variants.write_text("[c4_9x7:cfour]\nmaxFile = 9\nmaxRank = 7\n"
+                        f"startFen = {'9/' * 6}9[{'P' * 32}{'p' * 31}] w - - 0 1\n")
+    pgn = tmp_path / "games.pgn"
+    done = run_match("--depth", "2", "--games", "2", "--variants", str(variants), "--variant", "c4_9x7",
+                     "--pgn", str(pgn))
+    assert done.returncode == 0, done.stderr
+    games = read_games(pgn.read_text(), VariantSet().with_file(str(variants)))
+    assert [game.final_position().geometry for game in games] == [Geometry(9, 7)] * 2
+    assert "forfeit" not in pgn.read_text() and "illegal move" not in pgn.read_text()
 
 
 def test_the_first_match_on_a_new_board_prepares_it_once(tmp_path: Path) -> None:

@@ -326,7 +326,7 @@ def test_boards_wider_than_9_take_no_digits() -> None:
 
 @pytest.mark.parametrize("text, message", [
     ("７x６", "expected WxH or WxHkK"), ("٧x٦", "expected WxH or WxHkK"), ("7x٦k3", "expected WxH or WxHkK"),
-    ("27x1k3", "at most 26 columns"), ("9x7", "one 64-bit word"),
+    ("27x1k3", "at most 26 columns"), ("12x10", "at most 2 64-bit words"),
 ])
 def test_parse_board_refuses_what_no_interface_plays(text: str, message: str) -> None:
     """The one reader of board names (every ``--board``, the page, ``cfour-WxH``)."""

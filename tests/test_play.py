@@ -139,6 +139,17 @@ def test_a_game_on_another_board(closing: list[pexpect.spawn]) -> None:
     child.expect(pexpect.EOF)
 
 
+def test_a_game_past_64_bits(closing: list[pexpect.spawn]) -> None:
+    child = start("--board", "9x7", "--moves", "55")
+    closing.append(child)
+    child.expect_exact("9 columns, 7 rows, 4 in a row; no opening book on this board")
+    child.expect_exact("Type a column 1-9, or help.")
+    child.sendline("9")
+    child.expect(r"c4engine plays ([1-9]): ")
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+
+
 def test_a_wide_board_takes_file_letters(closing: list[pexpect.spawn]) -> None:
     child = start("--board", "12x4", "--second")
     closing.append(child)
@@ -152,7 +163,7 @@ def test_a_wide_board_takes_file_letters(closing: list[pexpect.spawn]) -> None:
 
 
 @pytest.mark.parametrize(("board", "message"), [
-    ("9x7", "needs width x (height + 1) <= 64 bits (here 72)"),
+    ("12x10", "needs width x (height + 1) <= 128 bits (here 132)"),
     ("7x6k8", "row length 8 is out of range (3-7 on a 7x6 board)"),
     ("seven", "expected WxH or WxHkK"),
 ])

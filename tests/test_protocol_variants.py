@@ -75,7 +75,7 @@ def test_a_variants_file_adds_its_names_and_a_bad_one_changes_nothing(engine: En
 def test_a_refused_variant_changes_nothing(engine: EngineProcess) -> None:
     engine.send("position startpos moves 4453")
     for variant, message in (("chess", "no variant named 'chess'"),
-                             ("cfour-9x7", r"needs width x \(height \+ 1\) <= 64 bits"),
+                             ("cfour-12x10", r"needs width x \(height \+ 1\) <= 128 bits"),
                              ("cfour-7x6k8", "row length 8 is out of range"),
                              ("cfour-30x1k3", "at most 26 columns")):
         lines = switch(engine, variant)

@@ -282,3 +282,9 @@ def test_a_7x6_review_after_one_on_another_board() -> None:
     c4engine.review(Position.from_moves("4423353121521", width=5, height=4), movetime=200)
     review = c4engine.review(Position.from_moves("44444"), movetime=200)
     assert review.geometry.name == "7x6" and len(review.moves) == 5
+
+
+def test_a_review_past_64_bits() -> None:
+    review = c4engine.review(Position.from_moves([4, 5, 4, 5, 4, 5], width=8, height=8), movetime=0.2)
+    assert review.geometry.name == "8x8" and len(review.moves) == 6
+    assert all(verdict.after is not None for verdict in review.moves)

@@ -430,7 +430,7 @@ def test_a_built_book_is_read_before_the_search(tmp_path: Path) -> None:
     made_up = {int(key): 7 - index for index, key in enumerate(keys)}
     for weak in (False, True):
         path = tmp_path / f"book-{weak}.book"
-        write_book(path, BookHeader(geometry, 5, weak, len(keys)), keys, np.array(list(made_up.values())))
+        write_book(path, BookHeader(geometry, 5, weak, len(keys)), list(made_up.items()))
         books = Books(OpeningBook.empty(), [BuiltBook.load(path)])
         analysis = books.analyse(board)
         if weak:
@@ -485,8 +485,7 @@ def test_a_cache_that_is_no_database_and_a_book_of_another_board_are_refused(tmp
     result = CliRunner().invoke(cli, ["serve", "--port", "0", "--cache", str(garbage)])
     assert result.exit_code == 2 and "--cache" in result.output and "not a database" in result.output
     book = tmp_path / "8x7.book"
-    write_book(book, BookHeader(Geometry.parse("8x7"), 2, False, 1), np.array([5], dtype=np.uint64),
-               np.array([0]))
+    write_book(book, BookHeader(Geometry.parse("8x7"), 2, False, 1), [(5, 0)])
     result = CliRunner().invoke(cli, ["serve", "--port", "0", "--cache", str(tmp_path / "c.sqlite"),
                                       "--book", str(book)])
     assert result.exit_code == 2 and "8x7 board, which is not served" in result.output

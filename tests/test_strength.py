@@ -249,7 +249,7 @@ def test_real_engine_end_to_end() -> None:
 @pytest.mark.parametrize(("board", "message"), [
     ("8x7", "board 8x7: strength positions are 7x6 four-in-a-row games"),
     ("7x6k5", "board 7x6k5: strength positions are 7x6"),
-    ("9x7", "needs width x (height + 1) <= 64 bits (here 72)"),
+    ("12x10", "needs width x (height + 1) <= 128 bits (here 132)"),
 ])
 def test_another_board_is_refused_naming_why(board: str, message: str, tmp_path: Path) -> None:
     path = write_positions(tmp_path, [START])

@@ -41,7 +41,7 @@ def test_built_in_names() -> None:
 
 @pytest.mark.parametrize("name, message", [
     ("chess", "no variant named 'chess'"),
-    ("cfour-9x7", "needs width x \\(height \\+ 1\\) <= 64"),
+    ("cfour-12x10", "needs width x \\(height \\+ 1\\) <= 128"),
     ("cfour-7x6k8", "row length 8 is out of range"),
     ("cfour-7x6x", "expected WxH or WxHkK"),
     ("cfour-٧x٦", "expected WxH or WxHkK"),  # digits are ASCII: not Arabic-Indic ones,
@@ -74,7 +74,7 @@ def test_a_section_inherits_from_a_built_in(tmp_path: Path) -> None:
     ("[x:cfour]\nenclosingDrop = anyside\n", "enclosingDrop = anyside is not supported"),
     ("[x:cfour]\nconnectValue = loss\n", "connectValue = loss is not supported"),
     ("[x:cfour]\nmaxFile = 8\n", "expected 7 rows|describes 7 cells, expected 8"),
-    ("[x:cfour]\nmaxFile = 9\nmaxRank = 7\n", "needs width x \\(height \\+ 1\\) <= 64"),
+    ("[x:cfour]\nmaxFile = 12\nmaxRank = 10\n", "needs width x \\(height \\+ 1\\) <= 128"),
     ("[x:cfour]\nconnectN = 8\n", "row length 8 is out of range"),
     ("[x:cfour]\nstartFen = 7/7/7/7/7/3P3[PPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] b - - 0 1\n",
      "startFen must be the empty board"),

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar
 
-import numpy as np
 
 from ..geometry import Geometry
 from ..kernel.built_book import BookHeader, write_book
@@ -176,7 +175,7 @@ def build(spec: BuildSpec, out: Path, resume: bool, solver: Solver = solve_here,
     db_path = database_path(out)
     if db_path.exists() and not resume:
         raise StoreError(f"{db_path} holds a build already: --resume to go on with it, or remove it")
-    store = BuildStore(db_path)
+    store = BuildStore(db_path, spec.geometry)
     try:
         store.check_build(spec.geometry, spec.plies, spec.weak)
         if not store.enumerated:
@@ -200,7 +199,5 @@ def write_from(store: BuildStore, spec: BuildSpec, out: Path) -> BookHeader:
     if any(score is None for _, score in solved):
         raise StoreError(f"{store.path}: unsolved positions are left")
     header = BookHeader(spec.geometry, spec.plies, spec.weak, len(solved))
-    keys = np.array([key for key, _ in solved], dtype=np.uint64)
-    values = np.array([score for _, score in solved], dtype=np.int8)
-    write_book(out, header, keys, values)
+    write_book(out, header, [(key, int(score)) for key, score in solved])
     return header

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import Geometry
-from .constants import BOARD_MASK, GEOMETRY, WIDTH
+from .constants import BOARD_WORDS, GEOMETRY, WIDTH, board_bits
 from ..rules.scores import MATE
 from .jit import column_cells, entry, jit, popcount, smear_up, winning_cells
 from .ntuple import ntuple_evaluate
@@ -60,9 +60,9 @@ def zugzwang_rows(geometry: Geometry) -> tuple[int, int]:
     return first, geometry.board_mask ^ first
 
 
-ODD_ROWS = odd_rows(GEOMETRY)
-EVEN_ROWS = BOARD_MASK ^ ODD_ROWS  # rows 2, 4, 6, ...
-FIRST_PLAYER_ROWS, SECOND_PLAYER_ROWS = zugzwang_rows(GEOMETRY)
+ODD_ROWS = board_bits(odd_rows(GEOMETRY))
+EVEN_ROWS = board_bits(GEOMETRY.board_mask ^ ODD_ROWS)  # rows 2, 4, 6, ...
+FIRST_PLAYER_ROWS, SECOND_PLAYER_ROWS = (board_bits(rows) for rows in zugzwang_rows(GEOMETRY))
 
 # One player's threat counts, in this order, at FIRST_THREATS or SECOND_THREATS.
 GOOD_THREATS, OTHER_THREATS, DEAD_THREATS, STACKED_THREATS = range(4)
@@ -76,6 +76,9 @@ MAX_EDGE_STEPS = 16  # a board of at most 32 columns (W * (H + 1) <= 64) has col
 FIRST_THREAT_CELLS = COLUMN_STONES + MAX_EDGE_STEPS
 BITS = 64  # one weight per bit of the board's word: a live threat's weight by its cell
 SECOND_THREAT_CELLS = FIRST_THREAT_CELLS + BITS
+# The cells that have a weight: all of them on a board of 64 bits (-1, which costs
+# nothing); on a board past 64 bits, the cells of the first 64 bits.
+WEIGHED_CELLS = -1 if BOARD_WORDS == 1 else board_bits((1 << BITS) - 1)
 N_LINEAR = SECOND_THREAT_CELLS + BITS  # the linear model's weights, which :func:`features` counts
 NTUPLE_ADDRESS = N_LINEAR  # an n-tuple network's block (:mod:`.ntuple`), 0 for none
 NTUPLE_WORDS = NTUPLE_ADDRESS + 1
@@ -146,6 +149,7 @@ def cell_score(live: int, is_first: bool, weights: np.ndarray) -> int:
     """The weights of one side's live threats by their cells."""
     at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
     score = 0
+    live &= WEIGHED_CELLS
     while live:
         cell = live & -live
         score += weights[at + popcount(cell - 1)]
@@ -202,7 +206,7 @@ def features(current: int, mask: int, stones_on_board: int, out: np.ndarray) -> 
             out[FIRST_PLAYER_BONUS] += sign
         for col in range(WIDTH):
             out[COLUMN_STONES + EDGE_STEPS_OF_COLUMN[col]] += sign * popcount(stones & column_cells(col))
-        live = threat_cells(stones, opponent, mask)[1]
+        live = threat_cells(stones, opponent, mask)[1] & WEIGHED_CELLS
         cells_at = FIRST_THREAT_CELLS if is_first else SECOND_THREAT_CELLS
         while live:
             cell = live & -live

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import numba
+import numpy as np
 from numba.core.caching import FunctionCache
 
 from ..rules import bits, scores
-from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, GEOMETRY, HEIGHT, WIDTH
+from .constants import BOARD_MASK, BOARD_WORDS, BOTTOM_MASK, CELLS, COLUMN_MASK, CONNECT, GEOMETRY, H1, HEIGHT, WIDTH
+from .int128 import high_word, int128, join_words, low_word
+from .int128 import popcount as popcount_int128
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -88,7 +91,6 @@ INNER_OPTIONS = {**ENTRY_OPTIONS, "no_cpython_wrapper": not GEOMETRY.is_standard
 jit = numba.njit(**INNER_OPTIONS)
 entry = numba.njit(**ENTRY_OPTIONS)
 
-popcount = jit(bits.popcount)
 to_internal = jit(scores.to_internal)
 to_pons = jit(scores.to_pons)
 _playable_cells = jit(bits.playable_cells)
@@ -98,6 +100,53 @@ _line_fits = jit(bits.line_fits)
 _line_starts = jit(bits.line_starts)
 _mirror = jit(bits.mirror)
 _win_now = jit(scores.win_now)
+
+# A bitboard's numba type, and how it sits in the kernel's int64 array: one word,
+# or two on a board past 64 bits (docs/design.md, "Boards past 64 bits").  On a board
+# of 64 bits these compile to what the kernel had before them (the array access
+# itself, the key itself).
+BITS_TYPE = numba.int64 if BOARD_WORDS == 1 else int128
+if BOARD_WORDS == 1:
+    popcount = jit(bits.popcount)
+
+    @jit
+    def load_bits(mem: np.ndarray, at: int) -> int:
+        return mem[at]
+
+    @jit
+    def store_bits(mem: np.ndarray, at: int, value: int) -> None:
+        mem[at] = value
+
+    @jit
+    def fold(key: int) -> int:
+        """A key as one int64, for the slot of the table and the busy table: the key."""
+        return key
+
+    @jit
+    def column_cells(col: int) -> int:
+        return _column_cells(col, HEIGHT)
+else:
+    popcount = popcount_int128
+
+    @jit
+    def load_bits(mem: np.ndarray, at: int) -> int:
+        return join_words(mem[at], mem[at + 1])
+
+    @jit
+    def store_bits(mem: np.ndarray, at: int, value: int) -> None:
+        mem[at] = low_word(value)
+        mem[at + 1] = high_word(value)
+
+    @jit
+    def fold(key: int) -> int:
+        """A key as one int64, for the slot of the table and the busy table: its low word
+        with its high one mixed in (Fibonacci hashing's multiplier); the table checks
+        the whole key."""
+        return low_word(key) ^ (high_word(key) * -7046029254386353131)
+
+    @jit
+    def column_cells(col: int) -> int:
+        return COLUMN_MASK << (col * H1)
 
 
 def _calling_compiled(function: Callable[..., Any]) -> Any:
@@ -122,11 +171,6 @@ def playable_cells(mask: int) -> int:
 @jit
 def winning_cells(stones: int, mask: int) -> int:
     return _winning_cells(stones, mask, BOARD_MASK, WIDTH, HEIGHT, CONNECT)
-
-
-@jit
-def column_cells(col: int) -> int:
-    return _column_cells(col, HEIGHT)
 
 
 @jit

@@ -5,7 +5,8 @@ the exact solve's current probe, where the transposition table and the threads' 
 their sizes, the evaluation weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
-the child's forced moves, how many there were, and that position's proven
+the child's forced moves (two bitboards of one word each, or two each on a board
+past 64 bits), how many there were, and that position's proven
 bounds), then the search order as indices into them, with room for each child
 once more at the end (a child deferred because another thread searches it).
 Why one array: see docs/design.md, "The kernel's memory".
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import CELLS, WIDTH
+from .constants import BOARD_WORDS, CELLS, WIDTH
 from .evaluation import N_WEIGHTS
 from .jit import entry, jit
 
@@ -28,8 +29,11 @@ BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our ow
 PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
 WEIGHTS = 17
 SCRATCH = WEIGHTS + N_WEIGHTS
-C_COL, C_SCORE, C_CURRENT, C_MASK, C_STONES, C_FLIPS, C_LO, C_HI = range(8)
-CHILD_WORDS = 8
+C_COL, C_SCORE, C_CURRENT = range(3)
+C_MASK = C_CURRENT + BOARD_WORDS  # a bitboard takes BOARD_WORDS words (jit.load_bits)
+C_STONES = C_MASK + BOARD_WORDS
+C_FLIPS, C_LO, C_HI = range(C_STONES + 1, C_STONES + 4)
+CHILD_WORDS = C_HI + 1
 ORDER = WIDTH * CHILD_WORDS
 SCRATCH_PER_PLY = ORDER + 2 * WIDTH + 1
 CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY

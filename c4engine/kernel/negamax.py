@@ -45,7 +45,20 @@ import numpy as np
 
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
-from .jit import INNER_OPTIONS, column_cells, entry, jit, playable_cells, popcount, to_internal, winning_cells
+from .jit import (
+    BITS_TYPE,
+    INNER_OPTIONS,
+    column_cells,
+    entry,
+    fold,
+    jit,
+    load_bits,
+    playable_cells,
+    popcount,
+    store_bits,
+    to_internal,
+    winning_cells,
+)
 from .layout import (
     ABORTED,
     BUSY_SLOTS,
@@ -98,7 +111,7 @@ DEFER_PLIES = 12  # see busy_slot
 
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
-SEARCH_SIGNATURE = numba.int64(*[numba.int64] * 9, numba.int64[::1])
+SEARCH_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 7, numba.int64[::1])
 
 
 @jit
@@ -136,9 +149,10 @@ def move_score(mask: int, move: int, col: int, tt_move: int, threats: int, oppon
 @jit
 def busy_slot(mem: np.ndarray, ply: int, key: int) -> int:
     """Where the threads' shared busy table marks the position ``key`` (``current +
-    mask``) while a thread searches it, or -1 where children are not shared out:
-    with one thread (no table), and from ``DEFER_PLIES`` on, where subtrees are
-    too small for a shared write and read per node to pay.
+    mask``, folded to one word: jit.fold) while a thread searches it, or -1 where
+    children are not shared out: with one thread (no table), and from
+    ``DEFER_PLIES`` on, where subtrees are too small for a shared write and read
+    per node to pay.
 
     A node defers a child (not its first) that another thread is searching to the
     end of its list (after Weill's ABDADA): where every child must be searched,
@@ -169,8 +183,8 @@ def store_child(mem: np.ndarray, child: int, col: int, score: int, current: int,
     """Write a child into its CHILD_WORDS of a ply's scratch (see layout)."""
     mem[child + C_COL] = col
     mem[child + C_SCORE] = score
-    mem[child + C_CURRENT] = current
-    mem[child + C_MASK] = mask
+    store_bits(mem, child + C_CURRENT, current)
+    store_bits(mem, child + C_MASK, mask)
     mem[child + C_STONES] = stones
     mem[child + C_FLIPS] = flips
     mem[child + C_LO] = lo
@@ -196,7 +210,7 @@ def transposition_cutoffs(mem: np.ndarray, base: int, count: int, depth: int, al
         child = base + k * CHILD_WORDS
         stones = mem[child + C_STONES]
         if stones < ETC_STONES:
-            key, _ = table_key(mem[child + C_CURRENT], mem[child + C_MASK])
+            key, _ = table_key(load_bits(mem, child + C_CURRENT), load_bits(mem, child + C_MASK))
             entry = tt_lookup(mem, tt_slot(mem, key), key)
             if entry != 0 and entry_depth(entry) >= min(depth - 1, CELLS - stones):
                 if entry_flag(entry) != UPPER:
@@ -324,11 +338,11 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         index = mem[base + ORDER + k]
         child = base + index * CHILD_WORDS
         col = mem[child + C_COL]
-        child_current, child_mask = mem[child + C_CURRENT], mem[child + C_MASK]
+        child_current, child_mask = load_bits(mem, child + C_CURRENT), load_bits(mem, child + C_MASK)
         child_stones = mem[child + C_STONES]
         flips, child_low, child_high = mem[child + C_FLIPS], mem[child + C_LO], mem[child + C_HI]
         child_ply = ply + 1 + flips
-        child_key = child_current + child_mask
+        child_key = fold(child_current + child_mask)
         busy = busy_slot(mem, ply, child_key)
         if busy >= 0:
             if 0 < k < count and mem[busy] == child_key:  # another thread's: search it last

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .book import bytes_at
-from .jit import jit
+from .jit import jit, low_word
 
 ROWS, LENGTH, TABLE_SIZE = range(3)
 HEADER = 3
@@ -46,7 +46,7 @@ def tuple_index(cells: np.ndarray, at: int, first: int, second: int) -> int:
     index = 0
     for k in range(TUPLE_LENGTH):
         cell = cells[at + k]
-        index = STATES * index + ((first >> cell) & 1) + 2 * ((second >> cell) & 1)
+        index = STATES * index + low_word((first >> cell) & 1) + 2 * low_word((second >> cell) & 1)
     return index
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numba
 
 from .constants import BOARD_MASK, WIDTH
-from .jit import ENTRY_OPTIONS, column_cells, has_line, playable_cells
+from .jit import BITS_TYPE, ENTRY_OPTIONS, column_cells, has_line, playable_cells
 
 
-@numba.njit(numba.int64(numba.int64, numba.int64, numba.int64), **ENTRY_OPTIONS)
+@numba.njit(numba.int64(BITS_TYPE, BITS_TYPE, numba.int64), **ENTRY_OPTIONS)
 def perft(current: int, mask: int, depth: int) -> int:
     """Move sequences of exactly ``depth`` plies from a position; a finished game has
     no moves, so lines that end earlier count for nothing (as in chess perft)."""

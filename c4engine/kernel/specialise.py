@@ -36,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..geometry import STANDARD, Geometry
+from .int128 import Wide
 
 KERNEL_DIR = Path(__file__).resolve().parent
 PACKAGE_DIR = KERNEL_DIR.parent
@@ -46,8 +47,11 @@ MODULES = ("constants", "jit", "layout", "table", "ntuple", "evaluation", "book"
            "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
 _FULL_LINE = re.compile(r"^FULL = .*$", re.MULTILINE)
+_WORDS_LINE = re.compile(r"^BOARD_WORDS = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 _RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
+SHARED = ("int128",)  # kernel modules every copy imports from the package: numba's type extensions
+_SHARED_IMPORT = re.compile(rf"^(\s*)from \.({'|'.join(SHARED)}) import", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -67,43 +71,55 @@ class Kernel:
     negamax: ModuleType
     solve: ModuleType
 
+    def bits(self, current: int, mask: int) -> tuple[int, int]:
+        """A position's two bitboards as this kernel's entry points take them: as they
+        are, or as :class:`~c4engine.kernel.int128.Wide` on a board past 64 bits."""
+        if self.constants.BOARD_WORDS == 1:
+            return current, mask
+        return Wide(current), Wide(mask)
+
     def perft(self, current: int, mask: int, depth: int) -> int:
         """The protocol's ``perft`` count (:mod:`c4engine.kernel.perft`), compiled or
         loaded at its first call."""
         module = importlib.import_module(f"{self.solve.__package__}.perft")
-        return int(module.perft(current, mask, depth))
+        return int(module.perft(*self.bits(current, mask), depth))
 
 
 @functools.cache
-def kernel_for(geometry: Geometry, full: bool = True) -> Kernel:
+def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -> Kernel:
     """The kernel compiled for ``geometry``: loaded from numba's cache, or compiled
     and cached at its first use on this installation.  Once per process.
 
     ``full=False`` asks for a kernel that only solves exactly, which on a new
     board compiles in about half the time: the copy leaves out the evaluation of
     the depth-limited search and the probes of built books.  The whole kernel
-    serves instead when it has been compiled already (7x6 always)."""
-    if geometry == STANDARD:
+    serves instead when it has been compiled already (7x6 always).
+
+    ``two_words`` asks for the kernel of boards past 64 bits on a board that fits
+    one word, which the tests compare with the one-word kernel (docs/design.md,
+    "Boards past 64 bits")."""
+    own = geometry == STANDARD and not two_words
+    if own:
         package = __package__ or "c4engine.kernel"
     else:
-        full = full or _compiled_stamp(geometry, full=True).exists()
-        package = _import_copy(geometry, full, _copy_folder(geometry, full))
+        full = full or _compiled_stamp(geometry, True, two_words).exists()
+        package = _import_copy(geometry, full, _copy_folder(geometry, full, two_words), two_words)
     modules = {name: importlib.import_module(f"{package}.{name}") for name in MODULES}
-    if geometry != STANDARD:
-        _stamp_compiled(geometry, full)
+    if not own:
+        _stamp_compiled(geometry, full, two_words)
     return Kernel(geometry, **modules)
 
 
-def _compiled_stamp(geometry: Geometry, full: bool) -> Path:
+def _compiled_stamp(geometry: Geometry, full: bool, two_words: bool) -> Path:
     """A file beside a copy that says its modules have been imported once, so that
     numba holds their compiled code (unless its own cache was cleared since)."""
-    folder = _folder(geometry, full)
+    folder = _folder(geometry, full, two_words)
     return folder.with_name(f"{folder.name}.compiled")
 
 
-def _stamp_compiled(geometry: Geometry, full: bool) -> None:
+def _stamp_compiled(geometry: Geometry, full: bool, two_words: bool) -> None:
     with suppress(OSError):  # a read-only cache: the next start just checks again
-        _compiled_stamp(geometry, full).touch()
+        _compiled_stamp(geometry, full, two_words).touch()
 
 
 def source_files() -> list[Path]:
@@ -135,30 +151,31 @@ def cache_root() -> Path:
     return user_cache / "c4engine" / "kernels"
 
 
-def module_name(geometry: Geometry, full: bool = True) -> str:
+def module_name(geometry: Geometry, full: bool = True, two_words: bool = False) -> str:
     name = f"c4engine_kernel_{geometry.width}x{geometry.height}k{geometry.connect}"
+    name = f"{name}_two_words" if two_words else name
     return name if full else f"{name}_exact"
 
 
-def _folder(geometry: Geometry, full: bool) -> Path:
-    return cache_root() / sources_hash() / module_name(geometry, full)
+def _folder(geometry: Geometry, full: bool, two_words: bool = False) -> Path:
+    return cache_root() / sources_hash() / module_name(geometry, full, two_words)
 
 
-def _copy_folder(geometry: Geometry, full: bool = True) -> Path:
+def _copy_folder(geometry: Geometry, full: bool = True, two_words: bool = False) -> Path:
     """The folder of ``geometry``'s copy for the current sources, written if missing.
 
     Written under a temporary name and renamed into place, so that two processes
     starting at once never import a half-written copy (the second rename loses,
     and its copy is dropped)."""
-    folder = _folder(geometry, full)
+    folder = _folder(geometry, full, two_words)
     if folder.is_dir():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    for source in [*KERNEL_DIR.glob("*.py"), *_compiled_rules()]:
-        (staging / source.name).write_text(_copied_source(source, geometry, full))
+    for source in [*_copied_kernel_files(), *_compiled_rules()]:
+        (staging / source.name).write_text(_copied_source(source, geometry, full, two_words))
     try:
         staging.rename(folder)
     except OSError:
@@ -167,6 +184,12 @@ def _copy_folder(geometry: Geometry, full: bool = True) -> Path:
             raise
     _drop_stale_copies(folder.parent)
     return folder
+
+
+def _copied_kernel_files() -> list[Path]:
+    """The kernel's files a copy holds: all but the SHARED ones, which register numba
+    types once per process."""
+    return [path for path in KERNEL_DIR.glob("*.py") if path.stem not in SHARED]
 
 
 def _drop_stale_copies(current: Path) -> None:
@@ -180,16 +203,19 @@ def _drop_stale_copies(current: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def _copied_source(source: Path, geometry: Geometry, full: bool) -> str:
+def _copied_source(source: Path, geometry: Geometry, full: bool, two_words: bool = False) -> str:
     """A kernel file as its copy for ``geometry`` reads: imports of the compiled rules
     modules taken from the copy's own, other imports from the rest of the package
-    made absolute, and the constants' geometry and evaluation replaced."""
+    made absolute, and the constants' geometry, evaluation and words replaced."""
     text = _RULES_IMPORT.sub(_own_rules_import, source.read_text())
     text = _PARENT_IMPORT.sub(r"\1from c4engine.\2", text)
+    text = _SHARED_IMPORT.sub(r"\1from c4engine.kernel.\2 import", text)
     if source.stem == "constants":
         text = _GEOMETRY_LINE.sub(
             f"GEOMETRY = Geometry({geometry.width}, {geometry.height}, {geometry.connect})", text, count=1)
         text = _FULL_LINE.sub(f"FULL = {full}", text, count=1)
+        if two_words:
+            text = _WORDS_LINE.sub("BOARD_WORDS = 2", text, count=1)
     return text
 
 
@@ -203,9 +229,9 @@ def _own_rules_import(match: re.Match[str]) -> str:
     return f"{indent}from .{module or ''} import {names}"
 
 
-def _import_copy(geometry: Geometry, full: bool, folder: Path) -> str:
+def _import_copy(geometry: Geometry, full: bool, folder: Path, two_words: bool = False) -> str:
     """Import the copy in ``folder`` as a package of its own; its name."""
-    name = module_name(geometry, full)
+    name = module_name(geometry, full, two_words)
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
                                                       submodule_search_locations=[str(folder)])

@@ -13,17 +13,17 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .constants import KEY_BITS, WIDTH
-from .jit import jit, mirror
+from .constants import BOARD_WORDS, CELLS, KEY_BITS, WIDTH
+from .jit import fold, high_word, jit, low_word, mirror
 from .layout import GENERATION, TT_SLOTS, TT_START
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for an odd size above 2**17, they identify a key of up to
-# 49 bits by the Chinese remainder theorem), the value (16 bits), the depth (6),
-# the bound type (2), the best move (MOVE_BITS: the columns and NO_MOVE) and the
-# generation (4; bumping it empties the table without touching memory).  The key
-# is the smaller of the position's and its mirror image's (see table_key); the
-# move is then stored mirrored.
+# 49 bits by the Chinese remainder theorem), the value (16 bits), the depth
+# (DEPTH_BITS: 6 up to 63 cells), the bound type (2), the best move (MOVE_BITS:
+# the columns and NO_MOVE) and the generation (4; bumping it empties the table
+# without touching memory).  The key is the smaller of the position's and its
+# mirror image's (see table_key); the move is then stored mirrored.
 #
 # A longer key (more than 49 bits: 8x6, 7x7, 8x7, ...) or a move field too wide
 # for the word (more than 15 columns) takes two words per entry, as Hyatt's
@@ -31,27 +31,40 @@ from .layout import GENERATION, TT_SLOTS, TT_START
 # the full key XORed with it.  A probe accepts an entry only when the two words
 # XOR to its key, so a position is never taken for another (the full key is
 # compared), and a pair torn by two threads writing at once is refused as a miss.
+#
+# A key past 64 bits (8x8, 9x7, ...: docs/design.md, "Boards past 64 bits") is
+# kept whole the same way: its low word XORed with the data word, and its high
+# word in the data word's spare top bits (HIGH_KEY_SHIFT), or, when those are too
+# few (10x10, 11x10), in a third word XORed with the data word.  Its slot is the
+# key folded to 64 bits (jit.fold) modulo the size.
 MOVE_BITS = max(3, WIDTH.bit_length())
 NO_MOVE = (1 << MOVE_BITS) - 1
 PARTIAL_KEY_BITS = 32
 MIN_TABLE_ENTRIES = (1 << 17) + 1
-ENTRY_WORDS = 1 if KEY_BITS <= PARTIAL_KEY_BITS + 17 and PARTIAL_KEY_BITS + 28 + MOVE_BITS <= 64 else 2
-KEY_FIELD = (1 << PARTIAL_KEY_BITS) - 1 if ENTRY_WORDS == 1 else 0
-VALUE_SHIFT = PARTIAL_KEY_BITS if ENTRY_WORDS == 1 else 0
+DEPTH_BITS = max(6, CELLS.bit_length())
+ONE_WORD = KEY_BITS <= PARTIAL_KEY_BITS + 17 and PARTIAL_KEY_BITS + 22 + DEPTH_BITS + MOVE_BITS <= 64
+KEY_FIELD = (1 << PARTIAL_KEY_BITS) - 1 if ONE_WORD else 0
+VALUE_SHIFT = PARTIAL_KEY_BITS if ONE_WORD else 0
 DEPTH_SHIFT = VALUE_SHIFT + 16
-FLAG_SHIFT = DEPTH_SHIFT + 6
+FLAG_SHIFT = DEPTH_SHIFT + DEPTH_BITS
 MOVE_SHIFT = FLAG_SHIFT + 2
 GEN_SHIFT = MOVE_SHIFT + MOVE_BITS
+HIGH_KEY_SHIFT = GEN_SHIFT + 4
+HIGH_KEY_BITS = KEY_BITS - 64
+HIGH_KEY_FIELD = (1 << max(0, HIGH_KEY_BITS)) - 1
+HIGH_KEY_IN_DATA = BOARD_WORDS == 2 and HIGH_KEY_SHIFT + HIGH_KEY_BITS <= 63
+ENTRY_WORDS = 1 if ONE_WORD else 3 if BOARD_WORDS == 2 and not HIGH_KEY_IN_DATA else 2
+DATA = ENTRY_WORDS - 1  # the data word's place in an entry
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
-DEPTH_FIELD = 63  # the depth's 6 bits, shifted down
+DEPTH_FIELD = (1 << DEPTH_BITS) - 1  # the depth's bits, shifted down
 
 
 @jit
 def tt_pack(key: int, value: int, depth: int, flag: int, move: int, generation: int) -> int:
     """One table entry as an int64 (see the layout above)."""
-    return ((key & KEY_FIELD) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
+    return ((low_word(key) & KEY_FIELD) | ((value + VALUE_OFFSET) << VALUE_SHIFT) | (depth << DEPTH_SHIFT)
             | (flag << FLAG_SHIFT) | (move << MOVE_SHIFT) | (generation << GEN_SHIFT))
 
 
@@ -81,7 +94,7 @@ def stored_move(col: int, mirrored: bool) -> int:
 @jit
 def tt_slot(mem: np.ndarray, key: int) -> int:
     """Where in ``mem`` the table keeps ``key`` (``mem[TT_SLOTS]`` entries of ENTRY_WORDS)."""
-    return mem[TT_START] + (key % mem[TT_SLOTS]) * ENTRY_WORDS
+    return mem[TT_START] + (fold(key) % mem[TT_SLOTS]) * ENTRY_WORDS
 
 
 @intrinsic
@@ -102,7 +115,7 @@ def _prefetch(typingctx, array, index):  # type: ignore[no-untyped-def]
 @jit
 def tt_prefetch(mem: np.ndarray, slot: int) -> None:
     """Start loading the entry at ``slot`` (see tt_slot), for a lookup a little later."""
-    _prefetch(mem, slot + ENTRY_WORDS - 1)
+    _prefetch(mem, slot + DATA)
 
 
 @jit
@@ -114,9 +127,13 @@ def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
         entry = mem[slot]
         if entry == 0 or (entry & KEY_FIELD) != (key & KEY_FIELD):
             return 0
-    else:
+    elif BOARD_WORDS == 1:
         entry = mem[slot + 1]
         if entry == 0 or mem[slot] ^ entry != key:
+            return 0
+    else:
+        entry = mem[slot + DATA]
+        if entry == 0 or mem[slot] ^ entry != low_word(key) or stored_high_key(mem, slot, entry) != high_word(key):
             return 0
     if (entry >> GEN_SHIFT) & (GENERATIONS - 1) != mem[GENERATION]:
         return 0
@@ -131,9 +148,26 @@ def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag:
     entry = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
     if ENTRY_WORDS == 1:
         mem[slot] = entry
-    else:
+    elif BOARD_WORDS == 1:
         mem[slot] = key ^ entry
         mem[slot + 1] = entry
+    elif HIGH_KEY_IN_DATA:
+        entry |= high_word(key) << HIGH_KEY_SHIFT
+        mem[slot] = low_word(key) ^ entry
+        mem[slot + 1] = entry
+    else:
+        mem[slot] = low_word(key) ^ entry
+        mem[slot + 1] = high_word(key) ^ entry
+        mem[slot + 2] = entry
+
+
+@jit
+def stored_high_key(mem: np.ndarray, slot: int, entry: int) -> int:
+    """The high word of the key an entry of a board past 64 bits holds (``entry`` its
+    data word): in the data word's top bits, or in the word XORed with it."""
+    if HIGH_KEY_IN_DATA:
+        return (entry >> HIGH_KEY_SHIFT) & HIGH_KEY_FIELD
+    return mem[slot + 1] ^ entry
 
 
 @jit

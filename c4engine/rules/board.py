@@ -18,7 +18,6 @@ from .bits import (
     column_cells,
     has_line,
     playable_cells,
-    popcount,
     top_cell,
     winning_cells,
 )
@@ -57,7 +56,7 @@ class Board:
     @cached_property
     def stones(self) -> int:
         """Number of stones on the board (cached: the search driver asks often)."""
-        return popcount(self.mask)
+        return self.mask.bit_count()
 
     @property
     def side_to_move(self) -> int:
@@ -80,7 +79,7 @@ class Board:
 
     def column_height(self, col: int) -> int:
         """How many stones ``col`` holds."""
-        return popcount(self.mask & column_cells(col, self.geometry.height))
+        return (self.mask & column_cells(col, self.geometry.height)).bit_count()
 
     def can_play(self, col: int) -> bool:
         """Whether ``col`` is on the board and not full (the game being over is not checked)."""
@@ -159,7 +158,7 @@ def validate_setup(first: int, second: int, geometry: Geometry = STANDARD) -> No
         column = (mask >> (col * geometry.h1)) & ((1 << geometry.height) - 1)
         if column & (column + 1):
             raise RulesError(f"column {col + 1} has a stone floating above an empty cell")
-    n_first, n_second = popcount(first), popcount(second)
+    n_first, n_second = first.bit_count(), second.bit_count()
     if n_first - n_second not in (0, 1):
         raise RulesError(
             f"impossible stone counts: {n_first} for the first player, {n_second} for the second")
@@ -176,8 +175,8 @@ def from_stones(first: int, second: int, first_to_move: bool, geometry: Geometry
     """A position from each player's stones and the side to move, after
     :func:`validate_setup`; the side to move must agree with the counts."""
     validate_setup(first, second, geometry)
-    if first_to_move != (popcount(first) == popcount(second)):
-        expected = "first" if popcount(first) == popcount(second) else "second"
+    if first_to_move != (first.bit_count() == second.bit_count()):
+        expected = "first" if first.bit_count() == second.bit_count() else "second"
         raise RulesError(f"wrong side to move: with these stones the {expected} player is to move")
     return Board(first if first_to_move else second, first | second, geometry=geometry)
 

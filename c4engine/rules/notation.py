@@ -19,7 +19,6 @@ from functools import lru_cache
 from string import ascii_lowercase
 
 from ..geometry import STANDARD, Geometry, GeometryError
-from .bits import popcount
 from .board import Board, RulesError, from_stones
 
 FILES = ascii_lowercase  # file letters in order; a board of W columns uses the first W
@@ -231,7 +230,7 @@ def _check_hand(hand: str, first: int, second: int, geometry: Geometry) -> None:
     """The stones in hand must be what is left of each player's share after the board's."""
     if set(hand) - set("Pp-"):
         raise RulesError(f"FEN stones in hand '{hand}': only P and p may appear")
-    on_board = (popcount(first), popcount(second))
+    on_board = (first.bit_count(), second.bit_count())
     in_hand = (hand.count("P"), hand.count("p"))
     for name, share, board_count, hand_count in zip(("P", "p"), hand_sizes(geometry), on_board, in_hand):
         if board_count + hand_count != share:
@@ -254,7 +253,7 @@ def to_fen(pos: Board) -> str:
             text += (str(empty) if empty else "") + ("P" if owner == 1 else "p")
             empty = 0
         rows.append(text + (str(empty) if empty else ""))
-    first = popcount(pos.first_player_stones())
+    first = pos.first_player_stones().bit_count()
     second = pos.stones - first
     first_share, second_share = hand_sizes(geometry)
     hand = "P" * (first_share - first) + "p" * (second_share - second)

@@ -96,14 +96,18 @@ class Searcher:
     on a board whose kernel is not compiled yet, the kernel then leaves the
     evaluation and the built books out and compiles sooner
     (:func:`~c4engine.kernel.specialise.kernel_for`); :meth:`search` and
-    :meth:`set_built_book` raise ``RuntimeError``."""
+    :meth:`set_built_book` raise ``RuntimeError``.
+
+    ``two_words`` searches with the kernel of boards past 64 bits, whatever the
+    board: the tests compare it with the one-word kernel."""
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
-                 resident: bool = False, solving_only: bool = False) -> None:
+                 resident: bool = False, solving_only: bool = False,
+                 two_words: bool = False) -> None:
         self.geometry = geometry
         self.resident = resident
-        self.kernel = kernel_for(geometry, full=not solving_only)
+        self.kernel = kernel_for(geometry, full=not solving_only, two_words=two_words)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
         self._take_book(book)
@@ -260,7 +264,8 @@ class Searcher:
     def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]:
         """The line the table holds from ``pos`` after ``first_col``, that move first."""
         out = np.zeros(pos.geometry.cells, dtype=np.int64)
-        length = self.kernel.solve.principal_variation(pos.current, pos.mask, first_col, self.mem, out)
+        length = self.kernel.solve.principal_variation(*self.kernel.bits(pos.current, pos.mask), first_col,
+                                                         self.mem, out)
         return tuple(int(col) for col in out[:length])
 
     def warm_up(self, searching: bool = True) -> None:
@@ -348,7 +353,8 @@ class Searcher:
         if stop is None and not self._helpers:
             main = self.threads[0]
             self.kernel.layout.begin_search(main.mem, UNLIMITED)
-            return int(solver.solve(pos.current, pos.mask, pos.stones, weak, main.mem)), int(main.mem[NODES])
+            score = solver.solve(*self.kernel.bits(pos.current, pos.mask), pos.stones, weak, main.mem)
+            return int(score), int(main.mem[NODES])
         self._attach(stop or StopSignal())
         try:
             if self._helpers and not weak and pos.stones < solver.WEAK_FIRST_STONES and not pos.can_win_now():

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..kernel.layout import INFINITE
 from ..kernel.specialise import Kernel
-from ..rules.bits import column_cells, popcount
+from ..rules.bits import column_cells
 from ..rules.board import Board
 from ..rules.scores import to_internal, win_now
 
@@ -41,11 +41,11 @@ class SearchThread:
 
     def solve(self, pos: Board, weak: bool) -> int:
         """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
-        return int(self.kernel.solve.solve(pos.current, pos.mask, pos.stones, weak, self.mem))
+        return int(self.kernel.solve.solve(*self.kernel.bits(pos.current, pos.mask), pos.stones, weak, self.mem))
 
     def probe(self, pos: Board, middle: int) -> int:
         """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
-        return int(self.kernel.solve.probe(pos.current, pos.mask, pos.stones, middle, self.mem))
+        return int(self.kernel.solve.probe(*self.kernel.bits(pos.current, pos.mask), pos.stones, middle, self.mem))
 
     def move_value(self, pos: Board, col: int, depth: int, alpha: int, beta: int) -> int:
         """Internal score, for the mover, of playing ``col`` searched ``depth`` plies deep,
@@ -53,15 +53,16 @@ class SearchThread:
         settled, child = settle_move(pos, col)
         if settled is not None:
             return to_internal(settled)
-        return -int(self.kernel.negamax.negamax(child.current, child.mask, child.stones, depth - 1, -beta, -alpha, 1,
-                                   self.mem))
+        return -int(self.kernel.negamax.negamax(*self.kernel.bits(child.current, child.mask), child.stones, depth - 1,
+                                                -beta, -alpha, 1, self.mem))
 
     def solve_move(self, pos: Board, col: int) -> int:
         """Pons score, for the mover, of playing ``col``."""
         settled, child = settle_move(pos, col)
         if settled is not None:
             return settled
-        return -int(self.kernel.solve.solve(child.current, child.mask, child.stones, False, self.mem))
+        return -int(self.kernel.solve.solve(*self.kernel.bits(child.current, child.mask), child.stones, False,
+                                            self.mem))
 
     def search_root(self, pos: Board, depth: int, every_move: bool, first_col: int) -> int:
         """Search the root's moves to ``depth``; return the best column, or -1 when
@@ -130,5 +131,5 @@ def root_order(pos: Board, first_col: int) -> list[int]:
     def key(col: int) -> tuple[bool, bool, int, int]:
         cell = pos.playable_cells() & column_cells(col, pos.geometry.height)
         return (not pos.is_winning_move(col), col != first_col,
-                -popcount(pos.winning_cells(pos.current | cell)), abs(col - pos.geometry.width // 2))
+                -pos.winning_cells(pos.current | cell).bit_count(), abs(col - pos.geometry.width // 2))
     return sorted(pos.legal_moves(), key=key)
