@@ -288,3 +288,20 @@ def test_a_review_past_64_bits() -> None:
     review = c4engine.review(Position.from_moves([4, 5, 4, 5, 4, 5], width=8, height=8), movetime=0.2)
     assert review.geometry.name == "8x8" and len(review.moves) == 6
     assert all(verdict.after is not None for verdict in review.moves)
+
+
+def test_c4engine_gets_time_to_compile_a_new_board_before_its_first_readyok(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``c4engine.review`` on a board the installation has not used yet waited the
+    35 s handshake for c4engine's first ``readyok``, which its kernel compile
+    outlasts on a busy machine.  c4engine now gets the match's allowance; another
+    engine still gets the handshake (here cut to 1 s against a 3 s answer)."""
+    import sys
+    from c4engine.engine.process import EngineTimeout
+    from c4engine.reviewer import driver
+    monkeypatch.setattr(driver, "HANDSHAKE_TIMEOUT", 1.0)
+    engine = f"{sys.executable} {Path(__file__).parent / 'engines' / 'misbehaving_engine.py'}"
+    review = c4engine.review("4453", movetime=0.05, engine=f"{engine} compiling 3")
+    assert len(review.moves) == 4
+    with pytest.raises(EngineTimeout, match="no readyok within 1 s"):
+        c4engine.review("4453", movetime=0.05, engine=f"{engine} slowready 3")

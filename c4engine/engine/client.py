@@ -47,6 +47,11 @@ POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
 QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
 
 
+def is_c4engine(id_name: str | None) -> bool:
+    """Whether an engine's ``id name`` is c4engine's."""
+    return id_name is not None and id_name.split()[:1] == ["c4engine"]
+
+
 class EngineClient:
     """One engine process: start it, talk to it with deadlines, end it.
 

@@ -18,6 +18,7 @@ HANDSHAKE_TIMEOUT = 35.0  # what cutechess allows for `uciok`
 
 
 READY_TIMEOUT = 15.0  # ... and for `readyok`
+PREPARE_TIMEOUT = 600.0  # c4engine's first readyok on a new board: it compiles its kernels first
 
 
 # An engine that touches every page of its transposition table before readyok is slow

@@ -6,12 +6,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..engine.client import EngineClient
+from ..engine.client import EngineClient, is_c4engine
+from ..engine.limits import PREPARE_TIMEOUT
 from ..engine.process import EngineError, EngineTimeout
 from ..protocol.go_params import GoParams
 from .config import EngineSpec, MatchConfig, TimeControl
 
-PREPARE_TIMEOUT = 600.0  # c4engine's first readyok on a new board: it compiles its kernels first
 PREPARE_NOTICE_AFTER = 5.0  # seconds of waiting for that readyok before saying why
 
 
@@ -82,11 +82,6 @@ class Player:
 
     def close(self) -> None:
         self.client.quit()
-
-
-def is_c4engine(id_name: str | None) -> bool:
-    """Whether an engine's ``id name`` is c4engine's."""
-    return id_name is not None and id_name.split()[:1] == ["c4engine"]
 
 
 class Clocks:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..arguments import seconds
-from ..engine.client import EngineClient
-from ..engine.limits import SEARCH_GRACE
+from ..engine.client import EngineClient, is_c4engine
+from ..engine.limits import HANDSHAKE_TIMEOUT, PREPARE_TIMEOUT, SEARCH_GRACE
 from ..engine.process import own_engine_argv
 from ..geometry import STANDARD, Geometry
 from ..protocol.go_params import GoParams
@@ -46,10 +46,13 @@ class Reviewer:
 
     def start(self, geometry: Geometry = STANDARD) -> None:
         """Start (or restart) the engine on ``geometry``'s board (``UCI_Variant``);
-        EngineError if it cannot be used or cannot play that board."""
+        EngineError if it cannot be used or cannot play that board.  c4engine gets
+        :data:`PREPARE_TIMEOUT` for its first ``readyok``, as in a match: on a
+        board's first use it compiles that board's kernel before answering."""
         self.close()
         self.client.start()
-        self.client.setup([("MultiPV", "1")], variant=built_in(geometry))
+        startup = PREPARE_TIMEOUT if is_c4engine(self.client.id_name) else HANDSHAKE_TIMEOUT
+        self.client.setup([("MultiPV", "1")], startup_timeout=startup, variant=built_in(geometry))
         self.started, self.multipv, self.geometry = True, 1, geometry
 
     def review(self, item: GameInput, on_move: Callable[[MoveVerdict], None] | None = None) -> GameReview:

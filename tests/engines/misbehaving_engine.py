@@ -25,6 +25,8 @@ Usage: ``misbehaving_engine.py MODE [ARG]``.  Otherwise it plays like
 - ``escape``: like ``parent``, but the child runs in a session of its own (out
   of reach of the engine's process group) and holds the engine's stderr;
 - ``slowready``: answers ``isready`` after ARG seconds;
+- ``compiling``: like ``slowready``, but calls itself c4engine, as c4engine
+  does while it compiles a new board's kernel before its first ``readyok``;
 - ``wrongnotation``: answers in digits after ``UCI_Variant cfour``, in drops
   without it;
 - ``multipv``: with ``MultiPV`` N, sends N lines per depth, interleaved, each
@@ -61,13 +63,17 @@ class MisbehavingEngine(SimpleEngine):
             return
         if self.mode == "braces":
             self.name = f"brace{HOSTILE}"
+        if self.mode == "compiling":
+            self.name = "c4engine stand-in"
         super().on_uci(args)
 
     def on_isready(self, args: list[str]) -> None:
         if self.mode == "early":
             self.reply(f"bestmove {self.notation(self.choose())}")
-        if self.mode == "slowready":
+        if self.mode in ("slowready", "compiling"):
             time.sleep(float(self.arg or 0))
+        if self.mode == "compiling":
+            self.arg = None  # compiled: its later answers come at once
         super().on_isready(args)
 
     def on_setoption(self, args: list[str]) -> None:
