@@ -46,7 +46,7 @@ from .network import (
     HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, judge_network, merged_dataset,
     random_walk_tuples, sgd_pass, write_network,
 )
-from .store import Positions, TrainingStore
+from .store import CheckpointError, Positions, TrainingStore
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
@@ -77,6 +77,11 @@ class TrainSpec:
 
     def settings(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_settings(cls, settings: str) -> TrainSpec:
+        fields = json.loads(settings)
+        return cls(**fields | {"stones": tuple(fields["stones"])})
 
     def command(self, held_out: str | None) -> str:
         """The ``c4engine train`` options that make this network (what its file records:
@@ -151,6 +156,25 @@ def train(run: Run) -> HeldOutAccuracy:
         return fit(run, store, data)
     finally:
         store.close()
+
+
+def trained_keys(checkpoint: Path) -> tuple[Geometry, np.ndarray]:
+    """The board of the run in ``checkpoint`` and the canonical keys of the positions
+    its fit trains on: its solved positions (and the 7x6 book's, if it takes them),
+    less the tenth held out by key.  A set passed to ``--held-out`` is left out of
+    the fit as well, which the checkpoint does not record.  CheckpointError if the
+    file holds no run."""
+    store = TrainingStore(checkpoint)
+    try:
+        settings = store.settings()
+        if settings is None:
+            raise CheckpointError(f"{checkpoint} holds no training run")
+        spec = TrainSpec.from_settings(settings)
+        data = merged_dataset(spec.geometry, [stored_dataset(spec, store)], spec.book)
+    finally:
+        store.close()
+    rows = ~data.held_out
+    return spec.geometry, canonical_keys(data.current[rows], data.mask[rows], spec.geometry)
 
 
 def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:
