@@ -20,7 +20,7 @@ from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
 from c4engine.training.network import canonical_keys, held_out_by_key
-from c4engine.training.pipeline import excluded_rows
+from c4engine.training.pipeline import TrainSpec, chunk_positions, excluded_rows
 from c4engine.training.store import TrainingStore
 
 TINY = ["--board", "7x6", "--no-book", "--games", "8", "--stones", "28", "36", "--nodes", "50000",
@@ -217,3 +217,22 @@ def test_the_overlap_command_refuses_a_file_of_no_run(tmp_path: Path) -> None:
     TrainingStore(empty).close()
     result = CliRunner().invoke(cli, ["held-out", "overlap", str(empty), str(empty)])
     assert result.exit_code == 1 and "holds no training run" in result.output
+
+
+def test_leaves_and_playouts_join_the_games_and_the_command_records_them(first: Path) -> None:
+    """A run without them keeps the settings it had before they existed (an older
+    checkpoint goes on); with them, a game's positions are solved with more beside."""
+    with closing(sqlite3.connect(first.with_name(first.name + ".sqlite"))) as db:
+        settings = db.execute("SELECT settings FROM run").fetchone()[0]
+    assert "leaves" not in settings and "playouts" not in settings
+    games_only = TrainSpec("7x6", 1, 1, (20, 36), 50_000, 4, 3, 0.5, False)
+    mixed = TrainSpec("7x6", 1, 1, (20, 36), 50_000, 4, 3, 0.5, False, leaves=3, playouts=2)
+    assert chunk_keys(games_only) < chunk_keys(mixed)
+    assert "--leaves 3 --playouts 2" in mixed.command(None) and "--leaves" not in games_only.command(None)
+    assert TrainSpec.from_settings(mixed.settings()) == mixed
+
+
+def chunk_keys(spec: TrainSpec) -> set[int]:
+    """The keys of the positions of the spec's first chunk."""
+    current, mask, _ = chunk_positions(spec, 0)[1]
+    return set((current + mask).tolist())

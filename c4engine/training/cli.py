@@ -38,6 +38,10 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--tuples", type=click.IntRange(1), default=150, show_default=True)
 @click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
+@click.option("--leaves", type=click.IntRange(0), default=0, show_default=True,
+              help="Per game, positions a search from one of its positions evaluates, solved too.")
+@click.option("--playouts", type=click.IntRange(0), default=0, show_default=True,
+              help="Per game, random playout positions with --stones stones, solved too.")
 @click.option("--book/--no-book", default=True, show_default=True, help="Add the 12-stone book's positions (7x6).")
 @click.option("--held-out", type=DATA_FILE, default=None,
               help="A set of `c4engine held-out make`: left out of the data, and the accuracy the file records.")
@@ -50,7 +54,8 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--cluster", callback=check_address, default=None, metavar="ADDRESS",
               help="Play and solve the games on the Ray cluster at auto, HOST:PORT or ray://HOST:PORT.")
 def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: tuple[int, int] | None,
-                  node_limit: int, tuples: int, epochs: int, rate: float, book: bool, held_out: Path | None,
+                  node_limit: int, tuples: int, epochs: int, rate: float, leaves: int, playouts: int, book: bool,
+                  held_out: Path | None,
                   checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None,
                   cluster: str | None) -> None:
     """Train an n-tuple network for the board from solved positions of seeded engine games."""
@@ -58,7 +63,7 @@ def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: 
     if not 0 <= low <= high < geometry.cells:
         raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
                                  param_hint="--stones")
-    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book)
+    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book, leaves, playouts)
     run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
               spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
               60 * checkpoint_minutes)
