@@ -19,7 +19,8 @@ from c4engine.geometry import STANDARD
 from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
-from c4engine.training.pipeline import excluded_rows
+from c4engine.training.network import canonical_keys, held_out_by_key
+from c4engine.training.pipeline import TrainSpec, chunk_positions, excluded_rows
 from c4engine.training.store import TrainingStore
 
 TINY = ["--board", "7x6", "--no-book", "--games", "8", "--stones", "28", "36", "--nodes", "50000",
@@ -179,3 +180,59 @@ def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:
     bad.write_bytes(b"PK\x03\x04 a broken zip")
     result = CliRunner().invoke(cli, ["held-out", "accuracy", str(bad), str(bad)])
     assert result.exit_code == 1 and "not a set of positions" in result.output
+
+
+def test_the_overlap_command_counts_the_positions_a_run_trained_on(first: Path, tmp_path: Path) -> None:
+    """A trained position's mirror image counts, one held out by key or never seen does not."""
+    store = TrainingStore(first.with_name(first.name + ".sqlite"))
+    current, mask, result = store.positions()
+    store.close()
+    trained = np.flatnonzero(~held_out_by_key(canonical_keys(current, mask, STANDARD)))[0]
+    held = np.flatnonzero(held_out_by_key(canonical_keys(current, mask, STANDARD)))[0]
+    rows = [trained, held]
+    positions = Dataset(STANDARD, np.append(mirror_all(current[rows]), 0), np.append(mirror_all(mask[rows]), 0),
+                        np.append(np.bitwise_count(mask[rows]), 0).astype(np.int8), np.zeros(3, dtype=np.int8),
+                        np.ones(3, dtype=bool))
+    positions.save(tmp_path / "set.npz")
+    result_lines = overlap_lines(first, tmp_path / "set.npz")
+    assert result_lines[-1].split() == ["0-41", "3", "1"]
+    strength = tmp_path / "strength.txt"
+    strength.write_text("4453 -1 0 1 -2 -1 0 3\n")
+    assert overlap_lines(first, strength)[1:] == ["0-8              1           0",
+                                                  "9-16             0           0",
+                                                  "17-24            0           0",
+                                                  "25-42            0           0",
+                                                  "0-41             1           0"]
+
+
+def overlap_lines(run: Path, positions: Path) -> list[str]:
+    result = CliRunner().invoke(cli, ["held-out", "overlap", str(run.with_name(run.name + ".sqlite")),
+                                      str(positions)])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def test_the_overlap_command_refuses_a_file_of_no_run(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    TrainingStore(empty).close()
+    result = CliRunner().invoke(cli, ["held-out", "overlap", str(empty), str(empty)])
+    assert result.exit_code == 1 and "holds no training run" in result.output
+
+
+def test_leaves_and_playouts_join_the_games_and_the_command_records_them(first: Path) -> None:
+    """A run without them keeps the settings it had before they existed (an older
+    checkpoint goes on); with them, a game's positions are solved with more beside."""
+    with closing(sqlite3.connect(first.with_name(first.name + ".sqlite"))) as db:
+        settings = db.execute("SELECT settings FROM run").fetchone()[0]
+    assert "leaves" not in settings and "playouts" not in settings
+    games_only = TrainSpec("7x6", 1, 1, (20, 36), 50_000, 4, 3, 0.5, False)
+    mixed = TrainSpec("7x6", 1, 1, (20, 36), 50_000, 4, 3, 0.5, False, leaves=3, playouts=2)
+    assert chunk_keys(games_only) < chunk_keys(mixed)
+    assert "--leaves 3 --playouts 2" in mixed.command(None) and "--leaves" not in games_only.command(None)
+    assert TrainSpec.from_settings(mixed.settings()) == mixed
+
+
+def chunk_keys(spec: TrainSpec) -> set[int]:
+    """The keys of the positions of the spec's first chunk."""
+    current, mask, _ = chunk_positions(spec, 0)[1]
+    return set((current + mask).tolist())

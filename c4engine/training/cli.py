@@ -16,8 +16,10 @@ from ..cli import board_option
 from ..geometry import Geometry
 from ..referee.cluster import check_address, connected
 from .data import Dataset
-from .held_out import make_held_out, phase_accuracy, phases
-from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train
+from ..referee.strength import PHASES, read_positions
+from ..rules.notation import parse_digits
+from .held_out import make_held_out, overlap, phase_accuracy, phases
+from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train, trained_keys
 from .store import CheckpointError
 
 DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -36,6 +38,10 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--tuples", type=click.IntRange(1), default=150, show_default=True)
 @click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
+@click.option("--leaves", type=click.IntRange(0), default=0, show_default=True,
+              help="Per game, positions a search from one of its positions evaluates, solved too.")
+@click.option("--playouts", type=click.IntRange(0), default=0, show_default=True,
+              help="Per game, random playout positions with --stones stones, solved too.")
 @click.option("--book/--no-book", default=True, show_default=True, help="Add the 12-stone book's positions (7x6).")
 @click.option("--held-out", type=DATA_FILE, default=None,
               help="A set of `c4engine held-out make`: left out of the data, and the accuracy the file records.")
@@ -48,7 +54,8 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--cluster", callback=check_address, default=None, metavar="ADDRESS",
               help="Play and solve the games on the Ray cluster at auto, HOST:PORT or ray://HOST:PORT.")
 def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: tuple[int, int] | None,
-                  node_limit: int, tuples: int, epochs: int, rate: float, book: bool, held_out: Path | None,
+                  node_limit: int, tuples: int, epochs: int, rate: float, leaves: int, playouts: int, book: bool,
+                  held_out: Path | None,
                   checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None,
                   cluster: str | None) -> None:
     """Train an n-tuple network for the board from solved positions of seeded engine games."""
@@ -56,7 +63,7 @@ def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: 
     if not 0 <= low <= high < geometry.cells:
         raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
                                  param_hint="--stones")
-    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book)
+    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book, leaves, playouts)
     run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
               spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
               60 * checkpoint_minutes)
@@ -131,3 +138,39 @@ def accuracy_command(network: Path, positions: Path) -> None:
     for row in phase_accuracy(block, margin, data):
         low, high = row.phase
         click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.network:>10.4f}{row.threats:>10.4f}")
+
+
+@held_out_command.command("overlap")
+@click.argument("checkpoint", type=DATA_FILE)
+@click.argument("positions", type=DATA_FILE)
+def overlap_command(checkpoint: Path, positions: Path) -> None:
+    """How many of POSITIONS (a held-out set, or a position file of `c4engine strength`)
+    the run in CHECKPOINT trains on, a position or its mirror image, per phase."""
+    try:
+        geometry, keys = trained_keys(checkpoint)
+    except (CheckpointError, sqlite3.Error) as err:
+        raise click.ClickException(f"{checkpoint}: {err}") from None
+    if zipfile.is_zipfile(positions):
+        data, bands = _load_set(positions), phases(geometry)
+    else:
+        data, bands = _strength_set(positions, geometry), [(phase.low, phase.high) for phase in PHASES]
+    if data.geometry != geometry:
+        raise click.ClickException(f"{positions} holds {data.geometry} positions, the run is on {geometry}")
+    click.echo(f"{'stones':<8}{'positions':>10}{'trained on':>12}")
+    for row in overlap(data, keys, bands):
+        low, high = row.phase
+        click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.trained_on:>12}")
+
+
+def _strength_set(path: Path, geometry: Geometry) -> Dataset:
+    """The positions of a ``c4engine strength`` file, without results (7x6 games)."""
+    try:
+        boards = [parse_digits(position.moves) for position in read_positions(path.read_bytes(), str(path))]
+    except (OSError, ValueError) as err:
+        raise click.ClickException(f"{path}: not a position file ({err})") from None
+    if not geometry.is_standard:
+        raise click.ClickException(f"{path} holds 7x6 positions, the run is on {geometry}")
+    return Dataset(geometry, np.array([b.current for b in boards], dtype=np.int64),
+                   np.array([b.mask for b in boards], dtype=np.int64),
+                   np.array([b.stones for b in boards], dtype=np.int8), np.zeros(len(boards), dtype=np.int8),
+                   np.ones(len(boards), dtype=bool))

@@ -250,15 +250,25 @@ def leaf_positions(geometry: Geometry, count: int, stones: tuple[int, int], rng:
     def candidates(seen: set[int]) -> Iterator[Board]:
         for _ in range(20 * count):
             game = noisy_game(geometry, LEAF_ROOT_STONES, rng, solver, player)
-            root = game[int(rng.integers(len(game)))]
-            player.clear()
-            player.search(root, Limits(nodes=LEAF_SEARCH_NODES))
-            frontier = [board for board in searched_positions(player, 1)
-                        if stones[0] <= board.stones <= stones[1] and board.key not in seen]
-            for at in rng.choice(len(frontier), size=min(LEAVES_PER_ROOT, len(frontier)), replace=False):
-                yield frontier[int(at)]
+            yield from game_leaves(game, LEAVES_PER_ROOT, stones, rng, player, seen)
 
     return solved_distinct(candidates, count, solver, node_limit)
+
+
+def game_leaves(game: list[Board], count: int, stones: tuple[int, int], rng: np.random.Generator,
+                player: Searcher, seen: set[int] | frozenset[int] = frozenset()) -> list[Board]:
+    """Up to ``count`` positions with ``stones`` (both ends) stones, not in ``seen``, that
+    ``player`` stored with at most one ply left (:func:`searched_positions`) searching a
+    random position of ``game`` with at most ``LEAF_ROOT_STONES`` stones for
+    ``LEAF_SEARCH_NODES`` nodes: the positions a search evaluates."""
+    roots = [board for board in game if board.stones <= LEAF_ROOT_STONES]
+    if not count or not roots:
+        return []
+    player.clear()
+    player.search(roots[int(rng.integers(len(roots)))], Limits(nodes=LEAF_SEARCH_NODES))
+    frontier = [board for board in searched_positions(player, 1)
+                if stones[0] <= board.stones <= stones[1] and board.key not in seen]
+    return [frontier[int(at)] for at in rng.choice(len(frontier), size=min(count, len(frontier)), replace=False)]
 
 
 def solved_distinct(candidates: Callable[[set[int]], Iterator[Board]], count: int, solver: Searcher,

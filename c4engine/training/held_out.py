@@ -65,6 +65,27 @@ def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int
 
 
 @dataclass(frozen=True)
+class Overlap:
+    """How many positions of a band of stone counts the training saw (or their mirror images)."""
+
+    phase: tuple[int, int]
+    positions: int
+    trained_on: int
+
+
+def overlap(positions: Dataset, trained_keys: np.ndarray, bands: list[tuple[int, int]]) -> list[Overlap]:
+    """Per band of ``bands`` and over all (the last row): the positions, and how many of
+    them are among ``trained_keys`` (canonical keys: a mirror image counts)."""
+    keys = canonical_keys(positions.current, positions.mask, positions.geometry)
+    seen = np.isin(keys, trained_keys)
+    rows = []
+    for low, high in [*bands, (0, positions.geometry.cells - 1)]:
+        at = (positions.stones >= low) & (positions.stones <= high)
+        rows.append(Overlap((low, high), int(at.sum()), int(np.sum(seen & at))))
+    return rows
+
+
+@dataclass(frozen=True)
 class PhaseAccuracy:
     phase: tuple[int, int]
     positions: int

@@ -6,7 +6,9 @@ Two stages, both resumable from the run's checkpoint (:mod:`c4engine.training.st
    engine plays with the hand-written weights at a fixed node count, 15% of the
    moves at random), and every position of them with ``stones`` stones solved
    by the engine's solver (one it cannot prove within ``node_limit`` nodes is
-   skipped).  The games come in chunks of ``GAMES_PER_CHUNK``; chunk ``i``
+   skipped); with ``leaves`` and ``playouts``, after each game so many positions
+   a search from it evaluates and random playout positions are solved too (the
+   shipped 7x6 network's data had all three kinds).  The games come in chunks of ``GAMES_PER_CHUNK``; chunk ``i``
    draws from its own generator, seeded by ``(seed, i)``, and starts from
    empty tables, so its positions are the same whichever process solves it
    and whenever: here, or in Ray tasks (``--cluster``), where a chunk lost with
@@ -40,17 +42,18 @@ import numpy as np
 from ..books.build import Progress
 from ..geometry import Geometry
 from ..kernel.ntuple import STATES, TUPLE_LENGTH, network_values
-from .data import Dataset, game_searchers, noisy_game, prove
+from .data import Dataset, game_leaves, game_searchers, noisy_game, playout, prove
 from .linear import accuracy
 from .network import (
     HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, judge_network, merged_dataset,
     random_walk_tuples, sgd_pass, write_network,
 )
-from .store import Positions, TrainingStore
+from .store import CheckpointError, Positions, TrainingStore
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
 TUPLE_STREAM, EPOCH_STREAM = 1, 2  # the seeds' second words, so that no two draws share a stream
+ADDED_LATER = ("leaves", "playouts")  # TrainSpec's fields that a run without them does not record
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class TrainSpec:
     epochs: int
     rate: float
     book: bool
+    leaves: int = 0
+    playouts: int = 0
 
     @property
     def geometry(self) -> Geometry:
@@ -76,7 +81,18 @@ class TrainSpec:
         return -(-self.games // GAMES_PER_CHUNK)
 
     def settings(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        """The spec as the checkpoint keeps it; ``leaves`` and ``playouts`` only when
+        asked for, so that a checkpoint made before they existed goes on."""
+        fields = asdict(self)
+        for name in ADDED_LATER:
+            if not fields[name]:
+                del fields[name]
+        return json.dumps(fields, sort_keys=True)
+
+    @classmethod
+    def from_settings(cls, settings: str) -> TrainSpec:
+        fields = json.loads(settings)
+        return cls(**fields | {"stones": tuple(fields["stones"])})
 
     def command(self, held_out: str | None) -> str:
         """The ``c4engine train`` options that make this network (what its file records:
@@ -84,6 +100,8 @@ class TrainSpec:
         words = ["c4engine", "train", "--board", self.board, "--seed", str(self.seed), "--games", str(self.games),
                  "--stones", *map(str, self.stones), "--nodes", str(self.node_limit), "--tuples", str(self.tuples),
                  "--epochs", str(self.epochs), "--rate", repr(self.rate), "--book" if self.book else "--no-book"]
+        words += [word for name in ADDED_LATER if getattr(self, name)
+                  for word in (f"--{name}", str(getattr(self, name)))]
         return shlex.join(words + (["--held-out", held_out] if held_out else []))
 
 
@@ -93,7 +111,9 @@ class Stopped(Exception):
 
 def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     """Chunk ``chunk``'s games' positions with ``spec.stones`` stones, each once, and
-    their results (those proven within ``spec.node_limit`` nodes).  Its searchers are
+    their results (those proven within ``spec.node_limit`` nodes); after each game,
+    ``spec.leaves`` positions a search from it evaluates (:func:`game_leaves`) and
+    ``spec.playouts`` random playout positions join them.  Its searchers are
     new (their tables fill as they are used), so nothing solved before leaks in."""
     geometry = spec.geometry
     rng = np.random.default_rng([spec.seed, chunk])
@@ -101,8 +121,13 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     games = min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK)
     found: dict[int, tuple[int, int, int]] = {}
     for _ in range(games):
-        for board in noisy_game(geometry, spec.stones[1], rng, solver, player):
-            if board.stones >= spec.stones[0] and board.key not in found:
+        game = noisy_game(geometry, spec.stones[1], rng, solver, player)
+        boards = [board for board in game if board.stones >= spec.stones[0]]
+        boards += game_leaves(game, spec.leaves, spec.stones, rng, player)
+        boards += [board for board in (playout(geometry, int(rng.integers(spec.stones[0], spec.stones[1] + 1)), rng)
+                                       for _ in range(spec.playouts)) if board is not None]
+        for board in boards:
+            if board.key not in found:
                 result = prove(solver, board, spec.node_limit)
                 if result is not None:
                     found[board.key] = (board.current, board.mask, result)
@@ -151,6 +176,25 @@ def train(run: Run) -> HeldOutAccuracy:
         return fit(run, store, data)
     finally:
         store.close()
+
+
+def trained_keys(checkpoint: Path) -> tuple[Geometry, np.ndarray]:
+    """The board of the run in ``checkpoint`` and the canonical keys of the positions
+    its fit trains on: its solved positions (and the 7x6 book's, if it takes them),
+    less the tenth held out by key.  A set passed to ``--held-out`` is left out of
+    the fit as well, which the checkpoint does not record.  CheckpointError if the
+    file holds no run."""
+    store = TrainingStore(checkpoint)
+    try:
+        settings = store.settings()
+        if settings is None:
+            raise CheckpointError(f"{checkpoint} holds no training run")
+        spec = TrainSpec.from_settings(settings)
+        data = merged_dataset(spec.geometry, [stored_dataset(spec, store)], spec.book)
+    finally:
+        store.close()
+    rows = ~data.held_out
+    return spec.geometry, canonical_keys(data.current[rows], data.mask[rows], spec.geometry)
 
 
 def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:

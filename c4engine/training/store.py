@@ -39,13 +39,18 @@ class TrainingStore:
     def claim(self, settings: str) -> None:
         """Make the file this run's (``settings`` describes it); CheckpointError if it
         holds another run's."""
-        row = self.db.execute("SELECT settings FROM run").fetchone()
-        if row is None:
+        held = self.settings()
+        if held is None:
             with self.db:
                 self.db.execute("INSERT INTO run VALUES (0, ?)", (settings,))
-        elif row[0] != settings:
-            raise CheckpointError(f"{self.path} holds another run ({row[0]}); remove it or name another "
+        elif held != settings:
+            raise CheckpointError(f"{self.path} holds another run ({held}); remove it or name another "
                                   "--checkpoint")
+
+    def settings(self) -> str | None:
+        """The settings of the run the file holds, None if it holds none yet."""
+        row = self.db.execute("SELECT settings FROM run").fetchone()
+        return None if row is None else str(row[0])
 
     def chunks_done(self) -> set[int]:
         return {chunk for (chunk,) in self.db.execute("SELECT chunk FROM chunks")}
