@@ -239,7 +239,7 @@ BAD_REQUESTS = [
     ("/solve?pos=1&pos=2", "more than once"),
     ("/solve?pos=%FF", "not UTF-8"),
     ("/solve?pos=12121212", "already over"),
-    ("/api/v1/position?board=9x8", "9x8: needs width x (height + 1) <= 64"),
+    ("/api/v1/position?board=12x10", "12x10: needs width x (height + 1) <= 128"),
     ("/api/v1/position?board=5x4", "not served here"),
     ("/api/v1/position?board=huge", "expected WxH"),
     ("/api/v1/position?fen=8/8/8/8/8/8/8%20w", "expected 6 rows"),
