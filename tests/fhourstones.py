@@ -1,15 +1,20 @@
 """John Tromp's Fhourstones88 as an oracle for boards past 64 bits (8x8, 9x7).
 
 Fhourstones88 is the program Tromp solved 8x8 with (2014-15); it is built from
-its public source outside this repository (``.ci/run`` does it), one binary a
-board, named ``C4<W><H>`` (``C488``, ``C497``: ``-DWIDTH=8 -DHEIGHT=8`` and so on),
-in the folder that ``FHOURSTONES88_DIR`` names.  It reads a line of column
-digits, plays them and solves the position weakly, printing ``score +``, ``=`` or
-``-`` for the side to move, and the milliseconds its search took.  One process a
+its public source (github.com/tromp/fhourstones88) outside this repository, one
+binary a board, named ``C4<W><H>`` (``C488``, ``C497``), in the folder that
+``FHOURSTONES88_DIR`` names.  It reads a line of column digits, plays them and
+solves the position weakly, printing ``score +``, ``=`` or ``-`` for the side to move, and the milliseconds its search took.  One process a
 position, so that every solve starts from an empty table as ``c4engine solve``'s
 do; its book file (which it opens first and appends to only for solves of more
-work than the build's ``BOOKWORK``, 99 in ``.ci/run``: never) is an empty file
-of its own.
+work than the build's ``BOOKWORK``: never, at 99) is an empty file of its own.
+The build, for 8x8::
+
+    g++ -std=c++11 -O3 -DWIDTH=8 -DHEIGHT=8 -DBOOKWORK=99 -DLOCKSIZE=50 -DTRANSIZE=8306069 \
+        -o C488 C4.cpp Search.cpp Window.cpp
+
+CI cannot build it (it reaches no GitHub, and no package registry carries it), so
+``tools/record_fhourstones.py`` records its results for ``tests/test_fhourstones.py``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ process a position; ``solve``'s microseconds, one process for all, its table
 cleared before each), then the median ratio c4engine / Fhourstones88 over the
 positions Fhourstones88 takes 0.1-20 s on.  Fhourstones88 solves weakly (win, draw
 or loss), so ``--weak`` is the like-for-like comparison; without it c4engine finds
-the exact score.  Fhourstones88 is built as ``.ci/run`` builds it, in the folder
-that FHOURSTONES88_DIR names.
+the exact score.  Fhourstones88 is built as ``tests/fhourstones.py`` says, in the
+folder that FHOURSTONES88_DIR names.
 
     FHOURSTONES88_DIR=... python tools/measure_fhourstones.py --board 8x8 --positions 40 --weak
 """
