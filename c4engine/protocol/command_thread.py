@@ -15,6 +15,10 @@ import time
 from .server import Server
 
 
+def is_go(line: str) -> bool:
+    return line.split()[:1] == ["go"]
+
+
 class CommandThread:
     """Carries out the commands in order, apart from the thread that reads them."""
 
@@ -22,12 +26,19 @@ class CommandThread:
         self.server = server
         self._lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
         self._stop_at_end = False
+        self._gos_read = 0  # ``go`` lines queued (written by the reading thread only) ...
+        self._gos_done = 0  # ... and those carried out (by the command thread only)
         self.thread = threading.Thread(target=self._run, name="commands", daemon=True)
         self.thread.start()
 
     def put(self, line: str) -> None:
         """Queue a line just read, with the time it was read."""
+        self._gos_read += is_go(line)
         self._lines.put((line, time.perf_counter()))
+
+    def go_pending(self) -> bool:
+        """Whether a ``go`` read is still to be answered: queued, or being carried out."""
+        return self._gos_read > self._gos_done
 
     def finish(self, stop: bool) -> None:
         """No more commands: the last search is stopped (``quit``) or, at the end of
@@ -38,6 +49,7 @@ class CommandThread:
     def _run(self) -> None:
         while (item := self._lines.get()) is not None:
             self.server.handle(*item)
+            self._gos_done += is_go(item[0])
         try:
             if self._stop_at_end:
                 self.server.finish_search(stop=True)

@@ -58,7 +58,8 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     among them is answered as if stopped at once, a ``perft`` ends at once), but
     a command that cannot be interrupted (``bench``, a table or board being set
     up, a variants file being read, a wait for the start-up) is not waited for,
-    nor the commands after it.  At the
+    nor the commands after it, unless a ``go`` among them still awaits its
+    ``bestmove``: every ``go`` gets one.  At the
     end of input the commands already read are carried out (see
     :meth:`Server.end_of_input`).  Either way the output is written out unless
     the reader has stopped reading; a reader that is gone ends the process
@@ -73,7 +74,7 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     commands.finish(stop=quit_read)
     while commands.thread.is_alive():
         commands.thread.join(0.05)
-        if quit_read and server.busy:
+        if quit_read and server.busy and not commands.go_pending():
             break
     out.drain()
     _exit_quietly()
