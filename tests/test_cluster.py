@@ -31,6 +31,7 @@ from network_namespace import interfaces, namespace_of
 from ray_cluster import HEAD_START_SECONDS, Head, free_port, ray_node
 from test_match import SIMPLE, SIMPLE_LAST, config, misbehaving
 
+from c4engine.engine.limits import Limit
 from c4engine.referee import cluster
 from c4engine.referee.cli import match_command, strength_command
 from c4engine.referee.cluster import INIT_ATTEMPTS, connected, run_cluster_match
@@ -198,7 +199,7 @@ def test_groups_are_sized_by_the_live_nodes_cpus(monkeypatch):
     monkeypatch.setattr(cluster, "connected", fake_connected)
     monkeypatch.setattr(cluster, "ActorGroup", CountingGroup)
     with pytest.raises(Stop):
-        cluster.run_cluster_strength("auto", SIMPLE, (), [object()] * 20, 10)
+        cluster.run_cluster_strength("auto", SIMPLE, (), [object()] * 20, Limit(time=0.01))
     assert made == [2]
 
 

@@ -15,10 +15,12 @@ import random
 import time
 from collections.abc import Iterator
 
+import fhourstones
 import pytest
 from positions import late_positions
 from timing import best_of, search_stop_latency_ms
 
+from c4engine.geometry import Geometry
 from c4engine.kernel import jit, perft
 from c4engine.kernel.book import BookUnavailableError, OpeningBook
 from c4engine.rules.board import Board
@@ -385,3 +387,19 @@ def test_a_solve_cut_short_never_passes_for_a_move_that_reaches_the_score() -> N
     searcher.clear()
     result = searcher.search(pos, Limits(hard_ms=5000))
     assert result.move == 0 and result.report is not None and result.report.exact
+
+
+def test_no_exact_attempt_takes_a_wide_board_s_middle_game_nodes() -> None:
+    """8x8 at 16 stones (48 empty cells) is far from solvable: its nodes go to the
+    iterations, which reach depth 10 in 60,000 (depth 3 when every iteration was
+    followed by a solve attempt of at least 20,000 nodes, from 13 stones on)."""
+    geometry = Geometry.parse("8x8")
+    moves = [int(col) - 1 for col in "8584883545546477"]
+    searcher = Searcher(16, geometry=geometry)
+    pos = Board(geometry=geometry).play_all(moves)
+    assert not searcher.solver_may_reach_the_end(pos)
+    reports: list[Report] = []
+    searcher.search(pos, Limits(nodes=60_000), on_report=reports.append)
+    assert reports[-1].depth >= 10 and not reports[-1].exact
+    late = fhourstones.random_positions(geometry, 1, (35, 35), seed=1)[0]  # 29 empty cells, as 7x6's at 13 stones
+    assert searcher.solver_may_reach_the_end(late)

@@ -211,6 +211,20 @@ def test_each_position_is_sent_once_on_a_fresh_table(tmp_path: Path) -> None:
                     "ucinewgame", "position startpos moves P@d1 P@d2", "go movetime 10"]
 
 
+def test_nodes_instead_of_movetime(tmp_path: Path) -> None:
+    """``--nodes N`` sends ``go nodes N``; with ``--movetime`` too it is a usage error."""
+    path = write_positions(tmp_path, [START])
+    received = tmp_path / "received.txt"
+    engine = shlex.join([sys.executable, str(TESTS / "engines" / "recording_engine.py"), str(received)])
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", engine, "--nodes", "5000"])
+    assert result.exit_code == 1, result.output  # the recording engine plays column 1
+    assert [line for line in received.read_text().splitlines() if line.startswith("go")] == ["go nodes 5000"]
+    result = CliRunner().invoke(strength_command, [
+        "--positions", str(path), "--engine", engine, "--nodes", "5000", "--movetime", "10"])
+    assert result.exit_code == 2 and "give --movetime or --nodes, not both" in result.output
+
+
 def test_phase_and_limit_select(tmp_path: Path) -> None:
     path = write_positions(tmp_path, [START, DRAWN, TestPosition("1234567" * 3 + "2266", (2,) * 7)])
     result = CliRunner().invoke(strength_command, [

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
-from ..engine.limits import HANDSHAKE_TIMEOUT
+from ..engine.limits import HANDSHAKE_TIMEOUT, Limit
 from ..engine.process import EngineError, own_engine_argv
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..protocol.go_params import MAX_VALUE
@@ -335,6 +336,15 @@ def default_engine_command() -> str:
     return shlex.join(own_engine_argv())
 
 
+def strength_limit(ctx: click.Context, movetime: int, nodes: int | None) -> Limit:
+    """``go nodes N`` with ``--nodes``, else ``go movetime MS``; both given is a usage error."""
+    if nodes is None:
+        return Limit(time=movetime / 1000)
+    if ctx.get_parameter_source("movetime") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --movetime or --nodes, not both")
+    return Limit(nodes=nodes)
+
+
 @click.command("strength")
 @click.option("--positions", "positions_file", type=click.Path(exists=True, dir_okay=False,
               path_type=Path), help="Position file: '<digits> <s1> ... <s7>' per line "
@@ -343,6 +353,9 @@ def default_engine_command() -> str:
               help="Engine command line (shell quoting; default: this c4engine).")
 @click.option("--movetime", type=click.IntRange(1, 1_000_000_000), default=1000, show_default=True,
               metavar="MS", help="Time per move.")
+@click.option("--nodes", type=click.IntRange(1, MAX_COUNT), metavar="N",
+              help="Nodes per move instead of --movetime: a single-threaded engine's run is "
+                   "then the same however busy the machine is.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="setoption for the engine (repeatable).")
 @click.option("--phase", "phases", multiple=True, type=click.Choice([p.name for p in PHASES]),
@@ -357,12 +370,14 @@ def default_engine_command() -> str:
                    "another board is refused (measure it with match).")
 @click.pass_context
 def strength_command(ctx: click.Context, positions_file: Path | None, engine_command: str | None,
-                     movetime: int, options: tuple[str, ...], phases: tuple[str, ...],
-                     limit: int | None, verbose: bool, cluster: str | None, board: str | None) -> None:
+                     movetime: int, nodes: int | None, options: tuple[str, ...],
+                     phases: tuple[str, ...], limit: int | None, verbose: bool, cluster: str | None,
+                     board: str | None) -> None:
     """Ask an engine for a move in positions whose exact scores are known and report,
     per phase, the moves that kept the result, the fastest, and the blunders.
     Exits with status 1 if any move blundered, 2 if the run could not be made."""
     check_strength_board(board)
+    search_limit = strength_limit(ctx, movetime, nodes)
     try:
         if positions_file:
             positions = read_positions(positions_file.read_bytes(), str(positions_file))
@@ -376,11 +391,11 @@ def strength_command(ctx: click.Context, positions_file: Path | None, engine_com
     progress = _progress_line if verbose else None
     try:
         if cluster:
-            verdicts = run_cluster_strength(cluster, command, pairs, positions, movetime, progress)
+            verdicts = run_cluster_strength(cluster, command, pairs, positions, search_limit, progress)
         else:
             engine = EngineUnderTest(command, pairs)
             try:
-                verdicts = run_positions(engine, positions, movetime, progress)
+                verdicts = run_positions(engine, positions, search_limit, progress)
             finally:
                 engine.close()
     except EngineError as err:

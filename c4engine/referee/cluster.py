@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ..engine.limits import Limit
 from ..engine.process import EngineError
 from .config import GameSpec, MatchConfig
 from .game import GameOutcome, play_game
@@ -249,8 +250,8 @@ class StrengthHost(_EngineHost):
     def ready(self) -> None:
         self._check(self.engine)
 
-    def move(self, index: int, position: TestPosition, movetime: int) -> tuple[int, Verdict]:
-        return index, self._check(self.engine).move(position, movetime)
+    def move(self, index: int, position: TestPosition, limit: Limit) -> tuple[int, Verdict]:
+        return index, self._check(self.engine).move(position, limit)
 
     def close(self, abandon: bool) -> None:
         if self.engine is not None:
@@ -428,7 +429,7 @@ def run_cluster_match(config: MatchConfig, progress: Callable[[str], None],
 
 
 def run_cluster_strength(address: str, command: str, options: Sequence[tuple[str, str]],
-                         positions: Sequence[TestPosition], movetime: int,
+                         positions: Sequence[TestPosition], limit: Limit,
                          progress: Callable[[Verdict], None] | None = None) -> list[Verdict]:
     """:func:`~c4engine.referee.strength.run_positions` on the Ray cluster at
     ``address``: an engine per CPU, positions handed to whichever is free; the
@@ -442,7 +443,7 @@ def run_cluster_strength(address: str, command: str, options: Sequence[tuple[str
         verdicts: dict[int, Verdict] = {}
         try:
             group.ready()
-            calls = [(index, position, movetime) for index, position in enumerate(positions)]
+            calls = [(index, position, limit) for index, position in enumerate(positions)]
             for index, verdict in group.unordered("move", calls):
                 verdicts[index] = verdict
                 if progress:

@@ -3,7 +3,9 @@
 Each test position comes with the exact score of every column (Pons' convention,
 from the side to move, found by an independent perfect solver when the set was
 made).  The engine is asked for one move per position through the protocol, at a
-fixed ``movetime``, and the move is judged against those scores:
+fixed ``movetime`` (or a fixed number of ``nodes``, which makes a run of a
+single-threaded engine the same whatever else the machine is doing), and the move
+is judged against those scores:
 
 - *kept*: the move's score has the sign of the best score (a win stays a win,
   a draw a draw; in a lost position every legal move keeps the result);
@@ -274,13 +276,12 @@ class EngineUnderTest:
                                          startup_timeout=START_SECONDS)
         self.client = self.engine.client
 
-    def move(self, position: TestPosition, movetime: int) -> Verdict:
+    def move(self, position: TestPosition, limit: Limit) -> Verdict:
         """Ask for a move in ``position`` with a fresh table; a move that does not come
         within the grace time counts as missing (the search is stopped)."""
         self.client.new_game()
         self.client.is_ready()
         game = _Game(tuple(int(d) for d in position.moves))
-        limit = Limit(time=movetime / 1000)
         try:
             board, result = self.engine.search(game, limit)
         except EngineTimeout:
@@ -291,12 +292,12 @@ class EngineUnderTest:
         self.engine.quit()
 
 
-def run_positions(engine: EngineUnderTest, positions: Iterable[TestPosition], movetime: int,
+def run_positions(engine: EngineUnderTest, positions: Iterable[TestPosition], limit: Limit,
                   progress: Callable[[Verdict], None] | None = None) -> list[Verdict]:
     """The engine's verdict on every position, in order."""
     verdicts = []
     for position in positions:
-        verdicts.append(engine.move(position, movetime))
+        verdicts.append(engine.move(position, limit))
         if progress:
             progress(verdicts[-1])
     return verdicts

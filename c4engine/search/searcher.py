@@ -67,6 +67,9 @@ from .thread import UNLIMITED, SearchThread, settle_move
 from .warm_up import warm_up_position
 from .weights import default_weights
 
+# Exact attempts without a book need at most this many empty cells: 7x6's just past its
+# book's 12 stones, where the attempts' budgets were tuned (29).
+EMPTIES_IN_REACH = STANDARD.cells - SCORE_STONES - 1
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 
 
@@ -254,11 +257,12 @@ class Searcher:
 
     def solver_may_reach_the_end(self, pos: Board) -> bool:
         """Whether an attempt at solving ``pos`` can succeed: with the book up to its 12
-        stones (the solver stops there), or up to a built book's plies, and from 13
-        stones on in any case.  Below that, without a book, a solve takes hours and
-        every attempt would be wasted."""
+        stones (the solver stops there), or up to a built book's plies, and with at
+        most ``EMPTIES_IN_REACH`` empty cells in any case (on 7x6, from 13 stones on).
+        With more, a solve takes hours, and every attempt would take nodes from the
+        iterations for nothing (8x8 from 13 stones on, before this rule)."""
         built = self.built_book
-        return (pos.stones > SCORE_STONES or self.book.has_scores
+        return (pos.geometry.cells - pos.stones <= EMPTIES_IN_REACH or self.book.has_scores
                 or (built is not None and pos.stones <= built.header.plies))
 
     def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]:
