@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -403,3 +405,14 @@ def test_no_exact_attempt_takes_a_wide_board_s_middle_game_nodes() -> None:
     assert reports[-1].depth >= 10 and not reports[-1].exact
     late = fhourstones.random_positions(geometry, 1, (35, 35), seed=1)[0]  # 29 empty cells, as 7x6's at 13 stones
     assert searcher.solver_may_reach_the_end(late)
+
+
+def test_the_warm_up_runs_the_depth_limited_search_on_every_board() -> None:
+    """8x7's warm-up position has every move settled by the rules: searching it ran no
+    depth-limited node, so a match's first move compiled one and lost on time at
+    1 s + 0.05.  In a process of its own, where nothing else has run it."""
+    code = ("from c4engine.geometry import Geometry; from c4engine.search.searcher import Searcher; "
+            "s = Searcher(16, geometry=Geometry.parse('8x7')); s.warm_up(); "
+            "print(len(s.kernel.negamax.negamax.signatures))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+    assert int(done.stdout) >= 1
