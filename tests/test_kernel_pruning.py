@@ -74,6 +74,22 @@ def test_two_immediate_threats_lose_without_a_node(searcher: Searcher) -> None:
     assert searcher.mem[layout.NODES] == 0
 
 
+def test_a_context_without_the_search_address_raises(searcher: Searcher) -> None:
+    """The drivers call the recursion through its address in the context
+    (negamax.search_root): a context that lacks it raises instead of jumping to 0,
+    and one that has it searches."""
+    pos = parse_digits("4453")
+    mem = searcher.mem.copy()
+    mem[layout.SEARCH_ADDRESS] = 0
+    layout.begin_search(mem, UNLIMITED)
+    with pytest.raises(RuntimeError, match="search_node address"):
+        negamax.negamax(pos.current, pos.mask, pos.stones, 2, -layout.INFINITE, layout.INFINITE, 0, mem)
+    assert searcher.mem[layout.SEARCH_ADDRESS] == negamax.search_node_address() != 0
+    layout.begin_search(searcher.mem, UNLIMITED)
+    negamax.negamax(pos.current, pos.mask, pos.stones, 2, -layout.INFINITE, layout.INFINITE, 0, searcher.mem)
+    assert searcher.mem[layout.NODES] > 0
+
+
 def test_a_threat_above_the_forced_block_loses(searcher: Searcher) -> None:
     """Random positions where the side to move must block the opponent's only
     immediate win right below another of its wins: resolved as lost at once."""

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
@@ -75,6 +77,7 @@ from .layout import (
     ORDER,
     SCRATCH,
     SCRATCH_PER_PLY,
+    SEARCH_ADDRESS,
     SELDEPTH,
     WEIGHTS,
     should_abort,
@@ -112,6 +115,38 @@ DEFER_PLIES = 12  # see busy_slot
 # The recursive function is compiled eagerly with one signature: numba's cache
 # cannot reload a recursive function typed lazily (it crashes on reload).
 SEARCH_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 7, numba.int64[::1])
+
+
+def _call_search(context, builder, callee, args):  # type: ignore[no-untyped-def]
+    """A call of ``callee``, search_node's machine code, with numba's calling convention;
+    an error it returns (none is raised in practice) is passed on."""
+    status, value = context.call_conv.call_function(builder, callee, SEARCH_SIGNATURE.return_type,
+                                                    SEARCH_SIGNATURE.args, args)
+    with cgutils.if_unlikely(builder, status.is_error):
+        context.call_conv.return_status_propagate(builder, status)
+    return value
+
+
+@intrinsic
+def search_child(typingctx, current, mask, stones, depth, alpha, beta, lo, hi, ply, mem):  # type: ignore[no-untyped-def]
+    """:func:`search_node` calling itself: a direct call of the function being compiled.
+    Typed by its signature, where numba types a recursive call by typing the whole
+    caller again at every call site, seconds of a board's first compilation."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return _call_search(context, builder, builder.function, args)
+    return SEARCH_SIGNATURE, codegen
+
+
+@intrinsic
+def search_at(typingctx, address, current, mask, stones, depth, alpha, beta, lo, hi, ply,  # type: ignore[no-untyped-def]
+              mem):
+    """:func:`search_node` called through the ``address`` of its machine code: a caller
+    that calls it directly links the whole recursion in, to be optimised and emitted
+    again at a board's first use."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        function_type = context.call_conv.get_function_type(SEARCH_SIGNATURE.return_type, SEARCH_SIGNATURE.args)
+        return _call_search(context, builder, builder.inttoptr(args[0], function_type.as_pointer()), args[1:])
+    return numba.int64(numba.int64, *SEARCH_SIGNATURE.args), codegen
 
 
 @jit
@@ -355,11 +390,11 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         # search: every move but the first is proved worse with a null window first.
         sign = 1 if flips % 2 == 1 else -1
         child_alpha, child_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
-        value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha, child_beta,
+        value = sign * search_child(child_current, child_mask, child_stones, depth - 1, child_alpha, child_beta,
                                    child_low, child_high, child_ply, mem)
         if k > 0 and alpha < value < beta and not mem[ABORTED]:
             child_alpha, child_beta = window_for(sign, alpha, beta)
-            value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha,
+            value = sign * search_child(child_current, child_mask, child_stones, depth - 1, child_alpha,
                                        child_beta, child_low, child_high, child_ply, mem)
         if busy >= 0 and mem[busy] == child_key:
             mem[busy] = 0
@@ -376,30 +411,33 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     return alpha
 
 
-@jit
-def enter(current: int, mask: int, stones: int, alpha: int, beta: int,
-          mem: np.ndarray) -> tuple[int, int, int, int, int, int, int, int, int, int]:
-    """What comes before :func:`search_node` at a root whose side to move cannot win
-    at once: the forced moves (:func:`resolve`).  Returns ``(value, sign, current,
-    mask, stones, alpha, beta, lo, hi, flips)``: ``value`` the root's, or UNRESOLVED,
-    and then ``sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi,
-    ply + flips, mem)`` is.  Kept apart from that call so that a driver makes it
-    itself: every compiled function that calls :func:`search_node`, however thin,
-    optimises and emits the whole recursion again at a board's first use."""
-    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
-                                                          winning_cells(current ^ mask, mask))
-    sign = -1 if flips % 2 == 1 else 1
-    alpha, beta = window_for(sign, alpha, beta)
-    return value, sign, current, mask, stones, alpha, beta, lo, hi, flips
-
-
 @entry
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
             mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search.
-    Compiled at its first call: :func:`c4engine.kernel.solve.solve` does without it."""
-    value, sign, current, mask, stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, alpha, beta, mem)
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
+                                                          winning_cells(current ^ mask, mask))
     if value != UNRESOLVED:
         return value
-    return sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
+    sign = -1 if flips % 2 == 1 else 1
+    alpha, beta = window_for(sign, alpha, beta)
+    return sign * search_root(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
+
+
+@jit
+def search_root(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int, hi: int, ply: int,
+                mem: np.ndarray) -> int:
+    """:func:`search_node` as the drivers call it: through its address in
+    ``mem[SEARCH_ADDRESS]`` (see :func:`search_at`), which the searcher writes
+    (:func:`search_node_address`)."""
+    if mem[SEARCH_ADDRESS] == 0:
+        raise RuntimeError("the kernel context has no search_node address (see search_node_address)")
+    return search_at(mem[SEARCH_ADDRESS], current, mask, stones, depth, alpha, beta, lo, hi, ply, mem)
+
+
+def search_node_address() -> int:
+    """Where :func:`search_node`'s machine code lies in this process, for
+    ``mem[SEARCH_ADDRESS]`` (see :func:`search_root`)."""
+    compiled = search_node.overloads[SEARCH_SIGNATURE.args]
+    return int(compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name))
