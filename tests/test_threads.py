@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pexpect
 import pytest
+from kernel_calls import compiled_caller
 from timing import search_stop_latency_ms
 
 from c4engine.kernel import jit, layout, negamax, table
@@ -211,13 +212,14 @@ def test_threads_option_is_announced() -> None:
 # ---------------------------------------------------------------- the busy table
 
 def test_only_several_threads_share_out_children_and_only_near_the_root() -> None:
+    busy_slot = compiled_caller(negamax.busy_slot)
     one, two = Searcher(hash_mb=1), Searcher(hash_mb=1, threads=2)
     key = parse_digits("4453").mask
-    assert negamax.busy_slot(one.mem, 0, key) == -1
+    assert busy_slot(one.mem, 0, key) == -1
     main, helper = two.threads[0].mem, two.threads[1].mem
-    slot = negamax.busy_slot(main, 0, key)
-    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[negamax.busy_slot(helper, 0, key):])
-    assert negamax.busy_slot(main, negamax.DEFER_PLIES, key) == -1
+    slot = busy_slot(main, 0, key)
+    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[busy_slot(helper, 0, key):])
+    assert busy_slot(main, negamax.DEFER_PLIES, key) == -1
 
 
 def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:

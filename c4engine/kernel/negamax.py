@@ -50,6 +50,7 @@ from .evaluation import N_WEIGHTS, evaluate
 from .jit import (
     BITS_TYPE,
     INNER_OPTIONS,
+    internal,
     column_cells,
     entry,
     fold,
@@ -267,6 +268,7 @@ def transposition_cutoffs(mem: np.ndarray, base: int, count: int, depth: int, al
     return alpha, raised_by, kept
 
 
+@internal
 @numba.njit(SEARCH_SIGNATURE, **INNER_OPTIONS)
 def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
                 hi: int, ply: int, mem: np.ndarray) -> int:
