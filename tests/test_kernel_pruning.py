@@ -20,6 +20,7 @@ import pytest
 from kernel_calls import compiled_caller
 
 from c4engine.kernel import jit, layout, negamax, resolve, solve, table
+from c4engine.kernel.addresses import compiled_address
 from c4engine.kernel.constants import CELLS, WIDTH
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
@@ -83,19 +84,20 @@ def test_two_immediate_threats_lose_without_a_node(searcher: Searcher) -> None:
     assert searcher.mem[layout.NODES] == 0
 
 
-def test_a_context_without_the_search_address_raises(searcher: Searcher) -> None:
-    """The drivers call the recursion through its address in the context
-    (negamax.search_root): a context that lacks it raises instead of jumping to 0,
-    and one that has it searches."""
+def test_a_context_without_the_drivers_addresses_raises(searcher: Searcher) -> None:
+    """The drivers call the recursion and the root search through their addresses in
+    the context (kernel.addresses): a context that lacks one raises instead of
+    jumping to 0, and one that has them searches."""
     pos = parse_digits("4453")
-    mem = searcher.mem.copy()
-    mem[layout.SEARCH_ADDRESS] = 0
-    layout.begin_search(mem, UNLIMITED)
-    with pytest.raises(RuntimeError, match="search_node address"):
-        negamax.negamax(pos.current, pos.mask, pos.stones, 2, -layout.INFINITE, layout.INFINITE, 0, mem)
-    assert searcher.mem[layout.SEARCH_ADDRESS] == negamax.search_node_address() != 0
+    for slot in (layout.SEARCH_ADDRESS, layout.NEGAMAX_ADDRESS):
+        mem = searcher.mem.copy()
+        mem[slot] = 0
+        layout.begin_search(mem, UNLIMITED)
+        with pytest.raises(RuntimeError, match="lacks the address"):
+            solve.solve(pos.current, pos.mask, pos.stones, False, mem)
+    assert searcher.mem[layout.SEARCH_ADDRESS] == compiled_address(negamax.search_node, negamax.SEARCH_SIGNATURE) != 0
     layout.begin_search(searcher.mem, UNLIMITED)
-    negamax.negamax(pos.current, pos.mask, pos.stones, 2, -layout.INFINITE, layout.INFINITE, 0, searcher.mem)
+    assert solve.solve(pos.current, pos.mask, pos.stones, False, searcher.mem) == true_score(pos)
     assert searcher.mem[layout.NODES] > 0
 
 

@@ -24,10 +24,11 @@ import pytest
 from kernel_calls import compiled_caller
 from timing import search_stop_latency_ms
 
-from c4engine.kernel import jit, layout, negamax, table
+from c4engine.kernel import layout, negamax, table
 from c4engine.protocol.options import find_spec
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
+from c4engine.rules.scores import to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
 from c4engine.search.pool import StopSignal
@@ -123,7 +124,7 @@ def test_the_driver_with_two_threads_reports_exact_scores(one: Searcher, two: Se
         single = one.search(pos, Limits(), multipv=7).report
         double = two.search(pos, Limits(), multipv=7).report
         assert single is not None and double is not None and single.exact and double.exact
-        assert jit.to_pons(double.best.score) == expected, moves
+        assert to_pons(double.best.score) == expected, moves
         assert {line.pv[0]: line.score for line in single.lines} == \
                {line.pv[0]: line.score for line in double.lines}, moves
 

@@ -120,7 +120,7 @@ def _ordered(word: int, key_bytes: int, low_bits: int) -> int:
 @jit
 def _record_key(data: np.ndarray, record: int, record_bytes: int, key_bytes: int, low_bits: int) -> int:
     """The key of ``record``, read big-endian, as :func:`_ordered` compares it."""
-    word = 0
+    word = numba.int64(0)  # not a literal 0, for which numba would compile _ordered twice
     for i in range(key_bytes):
         word = (word << 8) | data[record * record_bytes + i]
     return _ordered(word, key_bytes, low_bits)

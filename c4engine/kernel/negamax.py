@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .addresses import address_in, call_at_address, call_compiled, compiled_address
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
 from .jit import (
     BITS_TYPE,
+    ENTRY_OPTIONS,
     INNER_OPTIONS,
     internal,
     column_cells,
@@ -75,6 +76,7 @@ from .layout import (
     C_SCORE,
     C_STONES,
     CHILD_WORDS,
+    NEGAMAX_ADDRESS,
     ORDER,
     SCRATCH,
     SCRATCH_PER_PLY,
@@ -113,19 +115,12 @@ W_NEXT_TURN, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 42, 35, 1
 ETC_STONES = CELLS - 6
 DEFER_PLIES = 12  # see busy_slot
 
-# The recursive function is compiled eagerly with one signature: numba's cache
-# cannot reload a recursive function typed lazily (it crashes on reload).
+# The recursion and the root search before it are compiled eagerly, each with one
+# signature: numba's cache cannot reload a recursive function typed lazily (it crashes
+# on reload), and the drivers call both through the addresses of their machine code
+# (:mod:`.addresses`), which exist once they are compiled.
 SEARCH_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 7, numba.int64[::1])
-
-
-def _call_search(context, builder, callee, args):  # type: ignore[no-untyped-def]
-    """A call of ``callee``, search_node's machine code, with numba's calling convention;
-    an error it returns (none is raised in practice) is passed on."""
-    status, value = context.call_conv.call_function(builder, callee, SEARCH_SIGNATURE.return_type,
-                                                    SEARCH_SIGNATURE.args, args)
-    with cgutils.if_unlikely(builder, status.is_error):
-        context.call_conv.return_status_propagate(builder, status)
-    return value
+NEGAMAX_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 5, numba.int64[::1])
 
 
 @intrinsic
@@ -134,20 +129,25 @@ def search_child(typingctx, current, mask, stones, depth, alpha, beta, lo, hi, p
     Typed by its signature, where numba types a recursive call by typing the whole
     caller again at every call site, seconds of a board's first compilation."""
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return _call_search(context, builder, builder.function, args)
+        return call_compiled(context, builder, builder.function, SEARCH_SIGNATURE, args)
     return SEARCH_SIGNATURE, codegen
 
 
 @intrinsic
 def search_at(typingctx, address, current, mask, stones, depth, alpha, beta, lo, hi, ply,  # type: ignore[no-untyped-def]
               mem):
-    """:func:`search_node` called through the ``address`` of its machine code: a caller
-    that calls it directly links the whole recursion in, to be optimised and emitted
-    again at a board's first use."""
+    """:func:`search_node` called through the ``address`` of its machine code."""
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        function_type = context.call_conv.get_function_type(SEARCH_SIGNATURE.return_type, SEARCH_SIGNATURE.args)
-        return _call_search(context, builder, builder.inttoptr(args[0], function_type.as_pointer()), args[1:])
+        return call_at_address(context, builder, SEARCH_SIGNATURE, args)
     return numba.int64(numba.int64, *SEARCH_SIGNATURE.args), codegen
+
+
+@intrinsic
+def negamax_at(typingctx, address, current, mask, stones, depth, alpha, beta, ply, mem):  # type: ignore[no-untyped-def]
+    """:func:`negamax` called through the ``address`` of its machine code."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return call_at_address(context, builder, NEGAMAX_SIGNATURE, args)
+    return numba.int64(numba.int64, *NEGAMAX_SIGNATURE.args), codegen
 
 
 @jit
@@ -413,33 +413,32 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     return alpha
 
 
-@entry
+@numba.njit(NEGAMAX_SIGNATURE, **ENTRY_OPTIONS)
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
             mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search."""
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search,
+    called through its address (``mem[SEARCH_ADDRESS]``)."""
     value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
                                                           winning_cells(current ^ mask, mask))
     if value != UNRESOLVED:
         return value
     sign = -1 if flips % 2 == 1 else 1
     alpha, beta = window_for(sign, alpha, beta)
-    return sign * search_root(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
+    return sign * search_at(address_in(mem, SEARCH_ADDRESS), current, mask, stones, depth, alpha, beta, lo, hi,
+                            ply + flips, mem)
 
 
 @jit
-def search_root(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int, hi: int, ply: int,
-                mem: np.ndarray) -> int:
-    """:func:`search_node` as the drivers call it: through its address in
-    ``mem[SEARCH_ADDRESS]`` (see :func:`search_at`), which the searcher writes
-    (:func:`search_node_address`)."""
-    if mem[SEARCH_ADDRESS] == 0:
-        raise RuntimeError("the kernel context has no search_node address (see search_node_address)")
-    return search_at(mem[SEARCH_ADDRESS], current, mask, stones, depth, alpha, beta, lo, hi, ply, mem)
+def call_negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+                 mem: np.ndarray) -> int:
+    """:func:`negamax` as a compiled driver calls it: through its address
+    (``mem[NEGAMAX_ADDRESS]``), so that the driver does not emit it again."""
+    return negamax_at(address_in(mem, NEGAMAX_ADDRESS), current, mask, stones, depth, alpha, beta, ply, mem)
 
 
-def search_node_address() -> int:
-    """Where :func:`search_node`'s machine code lies in this process, for
-    ``mem[SEARCH_ADDRESS]`` (see :func:`search_root`)."""
-    compiled = search_node.overloads[SEARCH_SIGNATURE.args]
-    return int(compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name))
+def write_addresses(ctx: np.ndarray) -> None:
+    """Write where the recursion and the root search lie into a kernel context, for
+    the drivers that call them (:mod:`.addresses`)."""
+    ctx[SEARCH_ADDRESS] = compiled_address(search_node, SEARCH_SIGNATURE)
+    ctx[NEGAMAX_ADDRESS] = compiled_address(negamax, NEGAMAX_SIGNATURE)

@@ -2,8 +2,8 @@
 
 :func:`solve` narrows a position's score with null-window probes of the
 recursion (:mod:`c4engine.kernel.negamax`), which it calls through
-:func:`~c4engine.kernel.negamax.negamax`; the loops over the root's moves live in
-the search driver, in Python.
+:func:`~c4engine.kernel.negamax.call_negamax`; the loops over the root's moves live
+in the search driver, in Python.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .jit import (
     winning_cells,
 )
 from .layout import ABORTED, PROBE
-from .negamax import negamax
+from .negamax import call_negamax
 from .resolve import forced_cells, forced_move
 from .table import (
     NO_MOVE,
@@ -97,7 +97,7 @@ def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) ->
     probe runs (as in :func:`solve`), for progress reports."""
     mem[PROBE] = middle
     window = to_internal(middle)
-    return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
+    return call_negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
 
 
 @entry

@@ -47,7 +47,6 @@ from ..kernel.layout import (
     GENERATION,
     NODES,
     PROBE,
-    SEARCH_ADDRESS,
     SELDEPTH,
     STOP,
     TT_SLOTS,
@@ -143,7 +142,7 @@ class Searcher:
             ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
-            ctx[SEARCH_ADDRESS] = self.kernel.negamax.search_node_address()
+            self.kernel.negamax.write_addresses(ctx)
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         self._mapped_end = 0  # the end of what fit_table has mapped of a resident table
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
