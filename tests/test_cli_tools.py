@@ -23,7 +23,7 @@ from positions import late_positions
 from c4engine import cli as cli_module
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
-from c4engine.kernel.jit import to_pons
+from c4engine.rules.scores import to_pons
 from c4engine.rules.board import Board
 from c4engine.search import bench
 from c4engine.search.limits import Limits

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from kernel_calls import compiled_caller
 
 from c4engine.kernel import jit, layout, negamax, resolve, solve, table
+from c4engine.kernel.addresses import compiled_address
 from c4engine.kernel.constants import CELLS, WIDTH
-from c4engine.kernel.jit import mirror
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
@@ -28,6 +29,15 @@ from c4engine.search.searcher import Searcher
 from c4engine.search.thread import UNLIMITED
 
 bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+
+# The kernel's internal functions these tests call (see kernel_calls).
+resolve_position, forced_cells, forced_move, loss_now, can_make_line, even_rows_bound = (
+    compiled_caller(function) for function in (resolve.resolve, resolve.forced_cells, resolve.forced_move,
+                                               resolve.loss_now, resolve.can_make_line, resolve.even_rows_bound))
+winning_cells, mirror = compiled_caller(jit.winning_cells), compiled_caller(jit.mirror)
+table_key, tt_slot, tt_lookup, stored_move, entry_move = (
+    compiled_caller(function) for function in (table.table_key, table.tt_slot, table.tt_lookup, table.stored_move,
+                                               table.entry_move))
 
 SEED = 20261122
 ORACLE = bitbully.BitBully("12-ply-dist")
@@ -51,7 +61,7 @@ def random_positions(rng: random.Random, stones: int) -> Iterator[Board]:
 
 def resolved(searcher: Searcher, pos: Board) -> tuple[int, ...]:
     """The kernel's static resolution of ``pos`` with an open window."""
-    return tuple(int(x) for x in resolve.resolve(pos.current, pos.mask, pos.stones, -layout.INFINITE,
+    return tuple(int(x) for x in resolve_position(pos.current, pos.mask, pos.stones, -layout.INFINITE,
                                                 layout.INFINITE, searcher.mem))
 
 
@@ -74,6 +84,32 @@ def test_two_immediate_threats_lose_without_a_node(searcher: Searcher) -> None:
     assert searcher.mem[layout.NODES] == 0
 
 
+def test_a_context_without_the_drivers_addresses_raises(searcher: Searcher) -> None:
+    """The drivers call the recursion and the root search through their addresses in
+    the context (kernel.addresses): a context that lacks one raises instead of
+    jumping to 0, and one that has them searches."""
+    pos = parse_digits("4453")
+    for slot in (layout.SEARCH_ADDRESS, layout.NEGAMAX_ADDRESS):
+        mem = searcher.mem.copy()
+        mem[slot] = 0
+        layout.begin_search(mem, UNLIMITED)
+        with pytest.raises(RuntimeError, match="lacks the address"):
+            solve.solve(pos.current, pos.mask, pos.stones, False, mem)
+    assert searcher.mem[layout.SEARCH_ADDRESS] == compiled_address(negamax.search_node, negamax.SEARCH_SIGNATURE) != 0
+    layout.begin_search(searcher.mem, UNLIMITED)
+    assert solve.solve(pos.current, pos.mask, pos.stones, False, searcher.mem) == true_score(pos)
+    assert searcher.mem[layout.NODES] > 0
+
+
+def test_an_internal_function_called_from_python_raises() -> None:
+    """Only the entry points have a Python wrapper; another kernel function called
+    from Python raises TypeError (numba would jump to the wrapper it never made)."""
+    pos = parse_digits("4453")
+    with pytest.raises(TypeError, match="internal to the kernel"):
+        resolve.forced_cells(pos.current, pos.mask)
+    assert forced_cells(pos.current, pos.mask) == (0, pos.playable_cells())
+
+
 def test_a_threat_above_the_forced_block_loses(searcher: Searcher) -> None:
     """Random positions where the side to move must block the opponent's only
     immediate win right below another of its wins: resolved as lost at once."""
@@ -83,13 +119,13 @@ def test_a_threat_above_the_forced_block_loses(searcher: Searcher) -> None:
         if found == 5:
             break
         opponent = pos.current ^ pos.mask
-        wins, safe = resolve.forced_cells(pos.current, pos.mask)
-        stacked = wins != 0 and wins & (wins - 1) == 0 and jit.winning_cells(opponent, pos.mask) & (wins << 1)
+        wins, safe = forced_cells(pos.current, pos.mask)
+        stacked = wins != 0 and wins & (wins - 1) == 0 and winning_cells(opponent, pos.mask) & (wins << 1)
         if not stacked:
             continue
         found += 1
         value = resolved(searcher, pos)[0]
-        assert value == resolve.loss_now(pos.stones)
+        assert value == loss_now(pos.stones)
         assert to_pons(value) == true_score(pos)
 
 
@@ -102,8 +138,8 @@ def test_forced_lines_are_played_out_statically(searcher: Searcher) -> None:
     for pos in random_positions(rng, 20):
         if checked == 10:
             break
-        wins, safe = resolve.forced_cells(pos.current, pos.mask)
-        if resolve.forced_move(wins, safe) == 0 or safe == 0:
+        wins, safe = forced_cells(pos.current, pos.mask)
+        if forced_move(wins, safe) == 0 or safe == 0:
             continue
         flips = resolved(searcher, pos)[4]
         if flips == 0 and resolved(searcher, pos)[0] == resolve.UNRESOLVED:
@@ -121,11 +157,11 @@ def test_a_side_that_cannot_make_four_scores_at_most_a_draw(searcher: Searcher) 
     for pos in random_positions(rng, 38):
         if found == 5:
             break
-        if resolve.can_make_line(pos.current, pos.mask):
+        if can_make_line(pos.current, pos.mask):
             continue
         found += 1
         assert true_score(pos) <= 0
-        assert resolve.resolve(pos.current, pos.mask, pos.stones, 0, 1, searcher.mem)[0] <= 0
+        assert resolve_position(pos.current, pos.mask, pos.stones, 0, 1, searcher.mem)[0] <= 0
 
 
 def test_even_rows_bound_never_exceeds_the_score() -> None:
@@ -136,7 +172,7 @@ def test_even_rows_bound_never_exceeds_the_score() -> None:
     fired = losses = 0
     for stones in range(24, 38, 2):
         for pos, _ in zip(random_positions(rng, stones), range(40)):
-            bound = resolve.even_rows_bound(pos.current, pos.mask)
+            bound = even_rows_bound(pos.current, pos.mask)
             if bound == resolve.NO_BOUND:
                 continue
             fired += 1
@@ -151,14 +187,14 @@ def test_mirror_entries_return_mirrored_moves(searcher: Searcher) -> None:
     comes back mirrored."""
     pos = parse_digits("2252576253462244111563")
     mirrored = parse_digits("".join(str(WIDTH - c) for c in pos.history))
-    assert table.table_key(pos.current, pos.mask)[0] == table.table_key(mirrored.current, mirrored.mask)[0]
+    assert table_key(pos.current, pos.mask)[0] == table_key(mirrored.current, mirrored.mask)[0]
     assert mirror(pos.mask) == mirrored.mask
     searcher.clear()
     score, _ = searcher.solve(pos)
-    key, flipped = table.table_key(pos.current, pos.mask)
-    entry = table.tt_lookup(searcher.mem, table.tt_slot(searcher.mem, key), key)
+    key, flipped = table_key(pos.current, pos.mask)
+    entry = tt_lookup(searcher.mem, tt_slot(searcher.mem, key), key)
     assert entry != 0
-    best = table.stored_move(table.entry_move(entry), flipped)
+    best = stored_move(entry_move(entry), flipped)
     out = np.zeros(CELLS, dtype=np.int64)
     length = solve.principal_variation(pos.current, pos.mask, best, searcher.mem, out)
     pv = [int(c) for c in out[:length]]

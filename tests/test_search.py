@@ -23,11 +23,11 @@ from positions import late_positions
 from timing import best_of, search_stop_latency_ms
 
 from c4engine.geometry import Geometry
-from c4engine.kernel import jit, perft
+from c4engine.kernel import perft
 from c4engine.kernel.book import BookUnavailableError, OpeningBook
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
-from c4engine.rules.scores import mate_distance
+from c4engine.rules.scores import mate_distance, to_internal, to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.pool import StopSignal
 from c4engine.search.report import Report
@@ -220,7 +220,7 @@ def test_exact_report_on_pons_positions(searcher: Searcher) -> None:
         pos = parse_digits(moves)
         result = searcher.search(pos, Limits())
         assert result.report is not None and result.report.exact, moves
-        assert jit.to_pons(result.report.best.score) == expected, moves
+        assert to_pons(result.report.best.score) == expected, moves
         assert result.move is not None
         assert exact_move_value(searcher, pos, result.move) == expected, moves
 
@@ -237,7 +237,7 @@ def test_without_solving_early_nothing_is_proven_beyond_the_depth(searcher: Sear
     searcher.clear()
     to_the_end = searcher.search(pos, Limits(depth=CELLS - pos.stones), solve_early=False).report
     assert to_the_end is not None and to_the_end.exact
-    assert jit.to_pons(to_the_end.best.score) == PONS_LATE[0][1]
+    assert to_pons(to_the_end.best.score) == PONS_LATE[0][1]
 
 
 def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
@@ -249,7 +249,7 @@ def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
         searcher.clear()
         result = searcher.search(pos, Limits())
         assert result.report is not None and result.report.exact, digits(pos)
-        assert jit.to_pons(result.report.best.score) == expected, digits(pos)
+        assert to_pons(result.report.best.score) == expected, digits(pos)
         assert result.move is not None
         assert exact_move_value(oracle, pos, result.move) == expected, digits(pos)
 
@@ -265,7 +265,7 @@ def test_mate_distance_on_hand_worked_positions(searcher: Searcher, moves: str, 
     """DESIGN: win N = (22 - s) - n // 2; loss N = -((22 + s) - (n + 1) // 2)."""
     pos = parse_digits(moves)
     assert searcher.solve(pos)[0] == pons
-    assert mate_distance(jit.to_internal(pons), pos.stones, pos.geometry.cells) == mate
+    assert mate_distance(to_internal(pons), pos.stones, pos.geometry.cells) == mate
     searcher.clear()
     result = searcher.search(pos, Limits())
     assert result.report is not None and result.report.exact
@@ -279,7 +279,7 @@ def test_an_immediate_win_is_mate_in_one(searcher: Searcher) -> None:
     for pos in positions:
         searcher.clear()
         score, _ = searcher.solve(pos)
-        assert mate_distance(jit.to_internal(score), pos.stones, pos.geometry.cells) == 1, digits(pos)
+        assert mate_distance(to_internal(score), pos.stones, pos.geometry.cells) == 1, digits(pos)
 
 
 def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:
@@ -291,7 +291,7 @@ def test_multipv_scores_every_move_exactly(searcher: Searcher) -> None:
         result = searcher.search(pos, Limits(), multipv=7)
         report = result.report
         assert report is not None and report.exact, digits(pos)
-        by_col = {line.pv[0]: jit.to_pons(line.score) for line in report.lines}
+        by_col = {line.pv[0]: to_pons(line.score) for line in report.lines}
         assert sorted(by_col) == pos.legal_moves(), digits(pos)
         expected = {col: exact_move_value(oracle, pos, col) for col in pos.legal_moves()}
         assert by_col == expected, digits(pos)
@@ -304,7 +304,7 @@ def test_multipv_2_gives_the_two_best(searcher: Searcher) -> None:
     pos = parse_digits(PONS_LATE[1][0])
     result = searcher.search(pos, Limits(), multipv=2)
     assert result.report is not None and len(result.report.lines) == 2
-    assert jit.to_pons(result.report.lines[0].score) == PONS_LATE[1][1]
+    assert to_pons(result.report.lines[0].score) == PONS_LATE[1][1]
 
 
 # ---------------------------------------------------------------- perft

@@ -19,6 +19,7 @@ import pytest
 
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
+from c4engine.rules.scores import to_internal
 from c4engine.search.searcher import Searcher
 
 SEED = 20240613
@@ -288,7 +289,7 @@ def probes_until_solved(score: int, stones: int) -> list[int]:
     while lowest < highest:
         point = int(solve.probe_point(lowest, highest, stones))
         points.append(point)
-        value = int(solve.to_internal(point + 1 if score > point else point))
+        value = int(to_internal(point + 1 if score > point else point))
         lowest, highest = (int(bound) for bound in solve.narrowed(lowest, highest, point, value))
     assert lowest == score
     return points

@@ -21,12 +21,14 @@ from pathlib import Path
 import numpy as np
 import pexpect
 import pytest
+from kernel_calls import compiled_caller
 from timing import search_stop_latency_ms
 
-from c4engine.kernel import jit, layout, negamax, table
+from c4engine.kernel import layout, negamax, table
 from c4engine.protocol.options import find_spec
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
+from c4engine.rules.scores import to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
 from c4engine.search.pool import StopSignal
@@ -122,7 +124,7 @@ def test_the_driver_with_two_threads_reports_exact_scores(one: Searcher, two: Se
         single = one.search(pos, Limits(), multipv=7).report
         double = two.search(pos, Limits(), multipv=7).report
         assert single is not None and double is not None and single.exact and double.exact
-        assert jit.to_pons(double.best.score) == expected, moves
+        assert to_pons(double.best.score) == expected, moves
         assert {line.pv[0]: line.score for line in single.lines} == \
                {line.pv[0]: line.score for line in double.lines}, moves
 
@@ -211,13 +213,14 @@ def test_threads_option_is_announced() -> None:
 # ---------------------------------------------------------------- the busy table
 
 def test_only_several_threads_share_out_children_and_only_near_the_root() -> None:
+    busy_slot = compiled_caller(negamax.busy_slot)
     one, two = Searcher(hash_mb=1), Searcher(hash_mb=1, threads=2)
     key = parse_digits("4453").mask
-    assert negamax.busy_slot(one.mem, 0, key) == -1
+    assert busy_slot(one.mem, 0, key) == -1
     main, helper = two.threads[0].mem, two.threads[1].mem
-    slot = negamax.busy_slot(main, 0, key)
-    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[negamax.busy_slot(helper, 0, key):])
-    assert negamax.busy_slot(main, negamax.DEFER_PLIES, key) == -1
+    slot = busy_slot(main, 0, key)
+    assert slot >= 0 and np.shares_memory(main[slot:slot + 1], helper[busy_slot(helper, 0, key):])
+    assert busy_slot(main, negamax.DEFER_PLIES, key) == -1
 
 
 def test_the_busy_table_is_empty_after_a_search_finished_or_stopped() -> None:

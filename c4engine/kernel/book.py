@@ -59,7 +59,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .constants import CELLS, H1, HEIGHT, WIDTH
-from .jit import has_line, jit, mirror, popcount
+from .jit import entry, has_line, jit, mirror, popcount
 
 NOT_IN_BOOK = -128
 """What the probes return for a position the book cannot answer (no score reaches it)."""
@@ -120,7 +120,7 @@ def _ordered(word: int, key_bytes: int, low_bits: int) -> int:
 @jit
 def _record_key(data: np.ndarray, record: int, record_bytes: int, key_bytes: int, low_bits: int) -> int:
     """The key of ``record``, read big-endian, as :func:`_ordered` compares it."""
-    word = 0
+    word = numba.int64(0)  # not a literal 0, for which numba would compile _ordered twice
     for i in range(key_bytes):
         word = (word << 8) | data[record * record_bytes + i]
     return _ordered(word, key_bytes, low_bits)
@@ -172,7 +172,7 @@ _SCORE_OF_BYTE = np.array([_distance_to_score(int(v)) for v in np.arange(256, dt
 checking the whole file is one gather."""
 
 
-@jit
+@entry
 def book_score(address: int, records: int, current: int, mask: int) -> int:
     """Exact Pons score (side to move) of a 12-stone position, else NOT_IN_BOOK.
 
@@ -186,7 +186,7 @@ def book_score(address: int, records: int, current: int, mask: int) -> int:
     return NOT_IN_BOOK if value < 0 else _SCORE_OF_BYTE[value]
 
 
-@jit
+@entry
 def book_outcome(address: int, records: int, current: int, mask: int) -> int:
     """+1 win, 0 draw, -1 loss for the side to move of an 8-stone position, else NOT_IN_BOOK.
 

@@ -19,11 +19,13 @@ from typing import Any
 import numba
 import numpy as np
 from numba.core.caching import FunctionCache
+from numba.core.registry import CPUDispatcher
 
 from ..rules import bits, scores
-from .constants import BOARD_MASK, BOARD_WORDS, BOTTOM_MASK, CELLS, COLUMN_MASK, CONNECT, GEOMETRY, H1, HEIGHT, WIDTH
+from .constants import BOARD_MASK, BOARD_WORDS, BOTTOM_MASK, CELLS, COLUMN_MASK, CONNECT, H1, HEIGHT, WIDTH
 from .int128 import high_word, int128, join_words, low_word
 from .int128 import popcount as popcount_int128
+from .typing_memo import remember_typing
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -81,14 +83,38 @@ def _drop_stale_cache() -> None:
 
 if __package__ == "c4engine.kernel":  # the copies for other boards are keyed on their sources' hash
     _drop_stale_cache()  # before any function below is compiled or loaded
+remember_typing()
 # A compiled function called from Python needs a wrapper that converts its arguments,
 # compiled and optimised with it: a fifth of a board's compilation.  Only the entry
-# points (``entry``) get one on every board; the package's own 7x6 kernel, compiled
-# once per installation, keeps one on every function for the tests and tools that
-# call them.  No function is taken as a C callback, so none gets that wrapper.
+# points (``entry``) get one, on every board (7x6 too: its first start is the
+# engine's); the others (``jit``) are called from compiled code only, and from
+# Python they raise (:class:`Internal`).  No function is taken as a C callback, so
+# none gets that wrapper.
 ENTRY_OPTIONS = {"cache": True, "nogil": True, "no_cfunc_wrapper": True}
-INNER_OPTIONS = {**ENTRY_OPTIONS, "no_cpython_wrapper": not GEOMETRY.is_standard}
-jit = numba.njit(**INNER_OPTIONS)
+INNER_OPTIONS = {**ENTRY_OPTIONS, "no_cpython_wrapper": True}
+
+
+class Internal(CPUDispatcher):
+    """A kernel function compiled without a Python wrapper: called from Python it
+    raises TypeError, where numba would jump to the wrapper it never made.  Tests
+    call one from a compiled function."""
+
+    def __call__(self, *args: Any, **kws: Any) -> Any:
+        raise TypeError(f"{self.py_func.__qualname__} is internal to the kernel: call it from compiled code "
+                        "(an entry point, or numba.njit in a test)")
+
+
+def internal(dispatcher: Any) -> Any:
+    """``dispatcher``, compiled with INNER_OPTIONS, as an :class:`Internal`."""
+    dispatcher.__class__ = Internal
+    return dispatcher
+
+
+def jit(function: Callable[..., Any]) -> Any:
+    """``function`` compiled as an internal kernel function (see INNER_OPTIONS)."""
+    return internal(numba.njit(**INNER_OPTIONS)(function))
+
+
 entry = numba.njit(**ENTRY_OPTIONS)
 
 to_internal = jit(scores.to_internal)

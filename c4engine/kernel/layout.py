@@ -1,8 +1,10 @@
 """The kernel's one array, ``mem``: the context's slots, each ply's scratch, and their sizes.
 
 ``mem`` holds first the context (counters and flags, the books' addresses and sizes,
-the exact solve's current probe, where the transposition table and the threads' busy table lie in ``mem`` and
-their sizes, the evaluation weights, and each ply's scratch), then the
+the exact solve's current probe, where the machine code of the recursion and of
+the root search lies (:mod:`~c4engine.kernel.addresses`), where the transposition table
+and the threads' busy table lie in ``mem`` and their sizes, the evaluation
+weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
 the child's forced moves (two bitboards of one word each, or two each on a board
@@ -27,7 +29,8 @@ NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
 PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
-WEIGHTS = 17
+SEARCH_ADDRESS, NEGAMAX_ADDRESS = 17, 18  # where their machine code lies (kernel.addresses)
+WEIGHTS = 19
 SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT = range(3)
 C_MASK = C_CURRENT + BOARD_WORDS  # a bitboard takes BOARD_WORDS words (jit.load_bits)

@@ -42,12 +42,16 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.extending import intrinsic
 
+from .addresses import address_in, call_at_address, call_compiled, compiled_address
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
 from .evaluation import N_WEIGHTS, evaluate
 from .jit import (
     BITS_TYPE,
+    ENTRY_OPTIONS,
     INNER_OPTIONS,
+    internal,
     column_cells,
     entry,
     fold,
@@ -72,9 +76,11 @@ from .layout import (
     C_SCORE,
     C_STONES,
     CHILD_WORDS,
+    NEGAMAX_ADDRESS,
     ORDER,
     SCRATCH,
     SCRATCH_PER_PLY,
+    SEARCH_ADDRESS,
     SELDEPTH,
     WEIGHTS,
     should_abort,
@@ -109,9 +115,39 @@ W_NEXT_TURN, W_USEFUL, W_TABLE_MOVE, W_CENTRE = 84, 42, 35, 1
 ETC_STONES = CELLS - 6
 DEFER_PLIES = 12  # see busy_slot
 
-# The recursive function is compiled eagerly with one signature: numba's cache
-# cannot reload a recursive function typed lazily (it crashes on reload).
+# The recursion and the root search before it are compiled eagerly, each with one
+# signature: numba's cache cannot reload a recursive function typed lazily (it crashes
+# on reload), and the drivers call both through the addresses of their machine code
+# (:mod:`.addresses`), which exist once they are compiled.
 SEARCH_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 7, numba.int64[::1])
+NEGAMAX_SIGNATURE = numba.int64(BITS_TYPE, BITS_TYPE, *[numba.int64] * 5, numba.int64[::1])
+
+
+@intrinsic
+def search_child(typingctx, current, mask, stones, depth, alpha, beta, lo, hi, ply, mem):  # type: ignore[no-untyped-def]
+    """:func:`search_node` calling itself: a direct call of the function being compiled.
+    Typed by its signature, where numba types a recursive call by typing the whole
+    caller again at every call site, seconds of a board's first compilation."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return call_compiled(context, builder, builder.function, SEARCH_SIGNATURE, args)
+    return SEARCH_SIGNATURE, codegen
+
+
+@intrinsic
+def search_at(typingctx, address, current, mask, stones, depth, alpha, beta, lo, hi, ply,  # type: ignore[no-untyped-def]
+              mem):
+    """:func:`search_node` called through the ``address`` of its machine code."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return call_at_address(context, builder, SEARCH_SIGNATURE, args)
+    return numba.int64(numba.int64, *SEARCH_SIGNATURE.args), codegen
+
+
+@intrinsic
+def negamax_at(typingctx, address, current, mask, stones, depth, alpha, beta, ply, mem):  # type: ignore[no-untyped-def]
+    """:func:`negamax` called through the ``address`` of its machine code."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return call_at_address(context, builder, NEGAMAX_SIGNATURE, args)
+    return numba.int64(numba.int64, *NEGAMAX_SIGNATURE.args), codegen
 
 
 @jit
@@ -232,6 +268,7 @@ def transposition_cutoffs(mem: np.ndarray, base: int, count: int, depth: int, al
     return alpha, raised_by, kept
 
 
+@internal
 @numba.njit(SEARCH_SIGNATURE, **INNER_OPTIONS)
 def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, lo: int,
                 hi: int, ply: int, mem: np.ndarray) -> int:
@@ -355,11 +392,11 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         # search: every move but the first is proved worse with a null window first.
         sign = 1 if flips % 2 == 1 else -1
         child_alpha, child_beta = window_for(sign, alpha, beta if k == 0 else alpha + 1)
-        value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha, child_beta,
+        value = sign * search_child(child_current, child_mask, child_stones, depth - 1, child_alpha, child_beta,
                                    child_low, child_high, child_ply, mem)
         if k > 0 and alpha < value < beta and not mem[ABORTED]:
             child_alpha, child_beta = window_for(sign, alpha, beta)
-            value = sign * search_node(child_current, child_mask, child_stones, depth - 1, child_alpha,
+            value = sign * search_child(child_current, child_mask, child_stones, depth - 1, child_alpha,
                                        child_beta, child_low, child_high, child_ply, mem)
         if busy >= 0 and mem[busy] == child_key:
             mem[busy] = 0
@@ -376,30 +413,32 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     return alpha
 
 
-@jit
-def enter(current: int, mask: int, stones: int, alpha: int, beta: int,
-          mem: np.ndarray) -> tuple[int, int, int, int, int, int, int, int, int, int]:
-    """What comes before :func:`search_node` at a root whose side to move cannot win
-    at once: the forced moves (:func:`resolve`).  Returns ``(value, sign, current,
-    mask, stones, alpha, beta, lo, hi, flips)``: ``value`` the root's, or UNRESOLVED,
-    and then ``sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi,
-    ply + flips, mem)`` is.  Kept apart from that call so that a driver makes it
-    itself: every compiled function that calls :func:`search_node`, however thin,
-    optimises and emits the whole recursion again at a board's first use."""
-    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
-                                                          winning_cells(current ^ mask, mask))
-    sign = -1 if flips % 2 == 1 else 1
-    alpha, beta = window_for(sign, alpha, beta)
-    return value, sign, current, mask, stones, alpha, beta, lo, hi, flips
-
-
-@entry
+@numba.njit(NEGAMAX_SIGNATURE, **ENTRY_OPTIONS)
 def negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
             mem: np.ndarray) -> int:
     """Score of a position whose side to move cannot win at once, within ``[alpha, beta]``
-    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search.
-    Compiled at its first call: :func:`c4engine.kernel.solve.solve` does without it."""
-    value, sign, current, mask, stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, alpha, beta, mem)
+    (see :func:`search_node`): forced moves first (:func:`resolve`), then the search,
+    called through its address (``mem[SEARCH_ADDRESS]``)."""
+    value, current, mask, stones, flips, lo, hi = resolve(current, mask, stones, alpha, beta, mem,
+                                                          winning_cells(current ^ mask, mask))
     if value != UNRESOLVED:
         return value
-    return sign * search_node(current, mask, stones, depth, alpha, beta, lo, hi, ply + flips, mem)
+    sign = -1 if flips % 2 == 1 else 1
+    alpha, beta = window_for(sign, alpha, beta)
+    return sign * search_at(address_in(mem, SEARCH_ADDRESS), current, mask, stones, depth, alpha, beta, lo, hi,
+                            ply + flips, mem)
+
+
+@jit
+def call_negamax(current: int, mask: int, stones: int, depth: int, alpha: int, beta: int, ply: int,
+                 mem: np.ndarray) -> int:
+    """:func:`negamax` as a compiled driver calls it: through its address
+    (``mem[NEGAMAX_ADDRESS]``), so that the driver does not emit it again."""
+    return negamax_at(address_in(mem, NEGAMAX_ADDRESS), current, mask, stones, depth, alpha, beta, ply, mem)
+
+
+def write_addresses(ctx: np.ndarray) -> None:
+    """Write where the recursion and the root search lie into a kernel context, for
+    the drivers that call them (:mod:`.addresses`)."""
+    ctx[SEARCH_ADDRESS] = compiled_address(search_node, SEARCH_SIGNATURE)
+    ctx[NEGAMAX_ADDRESS] = compiled_address(negamax, NEGAMAX_SIGNATURE)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .book import bytes_at
-from .jit import jit, low_word
+from .jit import entry, jit, low_word
 
 ROWS, LENGTH, TABLE_SIZE = range(3)
 HEADER = 3
@@ -50,7 +50,7 @@ def tuple_index(cells: np.ndarray, at: int, first: int, second: int) -> int:
     return index
 
 
-@jit
+@entry
 def block_value(block: np.ndarray, first: int, second: int) -> int:
     """The first player's value in the block's units: the sum of the tuples' entries."""
     rows, size = block[ROWS], block[TABLE_SIZE]
@@ -61,7 +61,7 @@ def block_value(block: np.ndarray, first: int, second: int) -> int:
     return total
 
 
-@jit
+@entry
 def sides(current: int, mask: int, stones: int) -> tuple[int, int, bool]:
     """The first player's stones, the second's, and whether the first is to move."""
     first_to_move = stones % 2 == 0
@@ -82,7 +82,7 @@ def sigmoid(x: float) -> float:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-@jit
+@entry
 def network_values(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
                    stones: np.ndarray) -> np.ndarray:
     """The side to move's value of each position, with float ``tables`` (logits) and the
@@ -98,7 +98,7 @@ def network_values(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, m
     return out
 
 
-@jit
+@entry
 def sgd_epoch(cells: np.ndarray, tables: np.ndarray, current: np.ndarray, mask: np.ndarray,
               stones: np.ndarray, result: np.ndarray, order: np.ndarray, rate: float, margin: float,
               decay: float) -> float:

@@ -110,8 +110,8 @@ def even_rows_bound(current: int, mask: int) -> int:
         while starts != 0:
             start = starts & -starts
             starts ^= start
-            line = 0
-            for i in range(CONNECT):
+            line = start  # not a literal 0, for which numba would compile bound_from_line twice
+            for i in range(1, CONNECT):
                 line |= start << (i * shift)
             bound = min(bound, bound_from_line(line, mine, empty))
     return bound

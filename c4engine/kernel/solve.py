@@ -1,9 +1,9 @@
 """The exact solver's driver and the principal variation.
 
 :func:`solve` narrows a position's score with null-window probes of the
-recursion (:mod:`c4engine.kernel.negamax`); the loops over the root's moves
-live in the search driver, in Python, because every compiled function that
-calls the recursion costs seconds of compilation at the first start.
+recursion (:mod:`c4engine.kernel.negamax`), which it calls through
+:func:`~c4engine.kernel.negamax.call_negamax`; the loops over the root's moves live
+in the search driver, in Python.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from .jit import (
     winning_cells,
 )
 from .layout import ABORTED, PROBE
-from .negamax import enter, negamax, search_node
-from .resolve import UNRESOLVED, forced_cells, forced_move
+from .negamax import call_negamax
+from .resolve import forced_cells, forced_move
 from .table import (
     NO_MOVE,
     UPPER,
@@ -97,7 +97,7 @@ def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) ->
     probe runs (as in :func:`solve`), for progress reports."""
     mem[PROBE] = middle
     window = to_internal(middle)
-    return negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
+    return call_negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
 
 
 @entry
@@ -121,12 +121,7 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     lowest, highest = score_range(stones, weak)
     while lowest < highest and not mem[ABORTED]:
         middle = probe_point(lowest, highest, stones)
-        mem[PROBE] = middle
-        window = to_internal(middle)  # probe()'s search, calling search_node itself: see enter()
-        value, sign, root, root_mask, root_stones, alpha, beta, lo, hi, flips = enter(current, mask, stones, window,
-                                                                                    window + 1, mem)
-        if value == UNRESOLVED:
-            value = sign * search_node(root, root_mask, root_stones, CELLS, alpha, beta, lo, hi, flips, mem)
+        value = probe(current, mask, stones, middle, mem)
         lowest, highest = narrowed(lowest, highest, middle, value)
     return lowest
 

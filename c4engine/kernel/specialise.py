@@ -50,7 +50,7 @@ _FULL_LINE = re.compile(r"^FULL = .*$", re.MULTILINE)
 _WORDS_LINE = re.compile(r"^BOARD_WORDS = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 _RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
-SHARED = ("int128",)  # kernel modules every copy imports from the package: numba's type extensions
+SHARED = ("int128", "typing_memo")  # kernel modules every copy imports from the package: numba's extensions
 _SHARED_IMPORT = re.compile(rf"^(\s*)from \.({'|'.join(SHARED)}) import", re.MULTILINE)
 
 

@@ -145,6 +145,7 @@ class Searcher:
             ctx[BUSY_START], ctx[BUSY_SLOTS] = (view.index + 1) * ctx_size, busy_slots(threads)
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
+            self.kernel.negamax.write_addresses(ctx)
         self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
         self._mapped_end = 0  # the end of what fit_table has mapped of a resident table
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
