@@ -408,9 +408,11 @@ def test_no_exact_attempt_takes_a_wide_board_s_middle_game_nodes() -> None:
 
 
 def test_the_warm_up_runs_the_depth_limited_search_on_every_board() -> None:
-    """8x7's warm-up position has every move settled by the rules: searching it ran no
-    depth-limited node, so a match's first move compiled one and lost on time at
-    1 s + 0.05.  In a process of its own, where nothing else has run it."""
+    """The depth-limited search is compiled once a board is warmed up, though 8x7's
+    warm-up position has every move settled by the rules and runs no node of it:
+    before the kernel compiled ``negamax`` up front, a match's first move on 8x7 or
+    8x8 compiled it and lost on time at 1 s + 0.05.  In a process of its own,
+    where nothing else has run it."""
     code = ("from c4engine.geometry import Geometry; from c4engine.search.searcher import Searcher; "
             "s = Searcher(16, geometry=Geometry.parse('8x7')); s.warm_up(); "
             "print(len(s.kernel.negamax.negamax.signatures))")

@@ -278,15 +278,11 @@ class Searcher:
         (or loads from its cache) before the first real search is timed: those of
         the exact solve (with helper threads, both of its ways: every thread on the
         whole solve, or each on its own windows), and with ``searching`` those of
-        the depth-limited search too.  Those search the empty board: on a board
-        whose warm-up position has every move settled by the rules (8x7, 8x8), a
-        search of it ran no depth-limited node, and the first real move compiled
-        one (1-2.5 s of a game's clock)."""
-        if searching:  # from the empty board, whose moves the rules never settle
-            empty = Board(geometry=self.geometry)
-            self.search(empty, Limits(depth=2), solve_early=False)
-            self.search(empty, Limits(depth=2), multipv=2, solve_early=False)
+        the depth-limited search too."""
         pos = warm_up_position(self.geometry)
+        if searching:
+            self.search(pos, Limits(depth=2))
+            self.search(pos, Limits(depth=2), multipv=2)
         self.solve(pos)
         if self._helpers and not pos.can_win_now():
             self.clear()
