@@ -1,7 +1,8 @@
 """The kernel's one array, ``mem``: the context's slots, each ply's scratch, and their sizes.
 
 ``mem`` holds first the context (counters and flags, the books' addresses and sizes,
-the exact solve's current probe, where the transposition table and the threads' busy table lie in ``mem`` and
+the exact solve's current probe and how many of its root's moves failed low,
+where the transposition table and the threads' busy table lie in ``mem`` and
 their sizes, the evaluation weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
@@ -27,7 +28,8 @@ NODES, NODE_LIMIT, STOP, ABORTED, SELDEPTH, GENERATION = range(6)
 BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6, 12)
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
 PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
-WEIGHTS = 17
+ROOT_FAILS = 17  # the moves at ply 0 that failed low in this search (search.probes reads it)
+WEIGHTS = 18
 SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT = range(3)
 C_MASK = C_CURRENT + BOARD_WORDS  # a bitboard takes BOARD_WORDS words (jit.load_bits)
@@ -46,6 +48,7 @@ def begin_search(mem: np.ndarray, node_limit: int) -> None:
     mem[NODES] = 0
     mem[ABORTED] = 0
     mem[SELDEPTH] = 0
+    mem[ROOT_FAILS] = 0
     mem[NODE_LIMIT] = node_limit
 
 
