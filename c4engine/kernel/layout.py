@@ -2,6 +2,7 @@
 
 ``mem`` holds first the context (counters and flags, the books' addresses and sizes,
 the exact solve's current probe and how many of its root's moves failed low,
+whether the search is an exact solve,
 where the transposition table and the threads' busy table lie in ``mem`` and
 their sizes, the evaluation weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
@@ -29,7 +30,8 @@ BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
 PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
 ROOT_FAILS = 17  # the moves at ply 0 that failed low in this search (search.probes reads it)
-WEIGHTS = 18
+KEEP_DEEPER = 18  # 1 in an exact solve: the table keeps much deeper entries (table.tt_store)
+WEIGHTS = 19
 SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT = range(3)
 C_MASK = C_CURRENT + BOARD_WORDS  # a bitboard takes BOARD_WORDS words (jit.load_bits)
@@ -49,6 +51,7 @@ def begin_search(mem: np.ndarray, node_limit: int) -> None:
     mem[ABORTED] = 0
     mem[SELDEPTH] = 0
     mem[ROOT_FAILS] = 0
+    mem[KEEP_DEEPER] = 0
     mem[NODE_LIMIT] = node_limit
 
 
