@@ -24,6 +24,7 @@ import pytest
 from kernel_calls import compiled_caller
 from timing import search_stop_latency_ms
 
+from c4engine.geometry import Geometry
 from c4engine.kernel import layout, negamax, table
 from c4engine.protocol.options import find_spec
 from c4engine.rules.board import Board
@@ -250,6 +251,54 @@ def test_a_second_thread_probes_next_to_the_first_probe_then_shares_a_probe() ->
     assert probes._free_point() == 1
     probes.lowest, probes.highest, probes.probing[main] = -20, 0, -10
     assert probes._free_point() == -10
+
+
+def test_the_helper_leaves_the_probe_at_1_once_the_probe_at_0_refutes_a_root_move() -> None:
+    """A probe at 0 that refutes a root move most likely fails (the score is 0 or
+    below), so the helper's probe at 1 is cancelled and its next point is -1; until
+    then it stays at 1."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    probes = SharedProbes(Board(), searcher.kernel.solve)
+    probes.probing[main] = 0
+    main.begin(1 << 40)
+    assert probes._start(helper) == 1
+    time.sleep(20 * SharedProbes.WATCH_SECONDS)
+    assert helper.mem[layout.NODE_LIMIT] > 0 and not probes.leans_low
+    main.mem[layout.ROOT_FAILS] = 1
+    deadline = time.monotonic() + 5.0
+    while helper.mem[layout.NODE_LIMIT] > 0 and time.monotonic() < deadline:
+        time.sleep(SharedProbes.WATCH_SECONDS)
+    assert helper.mem[layout.NODE_LIMIT] == 0 and probes.leans_low
+    del probes.probing[helper]
+    assert probes._free_point() == -1
+
+
+def test_on_an_even_width_the_helper_stays_at_1() -> None:
+    """Without a lone centre column, the first root move refuted says little (6x7
+    wins after its probe at 0 refutes both centre columns): no watcher moves the
+    helper."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    probes = SharedProbes(Board(geometry=Geometry(6, 7)), searcher.kernel.solve)
+    probes.probing[main] = 0
+    main.begin(1 << 40)
+    main.mem[layout.ROOT_FAILS] = 1
+    assert probes._start(helper) == 1
+    time.sleep(20 * SharedProbes.WATCH_SECONDS)
+    assert helper.mem[layout.NODE_LIMIT] > 0 and not probes.leans_low
+
+
+def test_the_kernel_counts_the_root_moves_a_probe_refutes(one: Searcher) -> None:
+    """ROOT_FAILS: a probe above the score refutes every root move it searches; one
+    below it succeeds with its first move here, refuting none."""
+    pos = parse_digits("4453")
+    thread = one.threads[0]
+    one.clear()
+    for middle, fails in ((-2, True), (-3, False)):
+        thread.begin(1 << 40)
+        thread.probe(pos, middle)
+        assert (thread.mem[layout.ROOT_FAILS] > 0) == fails, middle
 
 
 def test_a_probe_the_range_has_settled_is_never_joined() -> None:

@@ -18,7 +18,7 @@ from c4engine import Position
 from c4engine.connectx import agent
 from c4engine.geometry import Geometry
 from c4engine.kernel.int128 import Wide
-from c4engine.kernel.layout import CTX_SIZE
+from c4engine.kernel.layout import CTX_SIZE, GENERATION, KEEP_DEEPER
 from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.rules.notation import to_fen
@@ -169,3 +169,39 @@ def test_connectx_plays_8x8_and_10x8(shape: tuple[int, int]) -> None:
     column = agent({"board": board, "mark": 2}, {"columns": columns, "rows": rows, "inarow": 4,
                                                  "actTimeout": 2})
     assert 0 <= column < columns
+
+
+def test_a_store_keeps_another_positions_much_deeper_entry() -> None:
+    """In an exact solve the table favours costly entries: a store leaves another
+    position's entry of this generation searched more than KEEP_DEPTH plies
+    deeper, and replaces one less deep, its own position's, and an older
+    generation's; a depth-limited search always replaces."""
+    table = kernel_for(Geometry(), full=False).table
+
+    @numba.njit
+    def store(mem, slot, key, depth):  # type: ignore[no-untyped-def]
+        table.tt_store(mem, slot, key, 0, depth, table.EXACT, 2, False)
+
+    @numba.njit
+    def depth_of(mem, slot, key):  # type: ignore[no-untyped-def]
+        entry = table.tt_lookup(mem, slot, key)
+        return table.entry_depth(entry) if entry != 0 else -1
+
+    mem = np.zeros(CTX_SIZE + 8, dtype=np.int64)
+    slot, deep, other, deepest = CTX_SIZE, 0x12345, 0x54321, 30
+    store(mem, slot, deep, deepest)
+    store(mem, slot, other, deepest - table.KEEP_DEPTH - 1)
+    assert depth_of(mem, slot, other) == deepest - table.KEEP_DEPTH - 1  # a depth-limited search replaces
+    store(mem, slot, deep, deepest)
+    mem[KEEP_DEEPER] = 1
+    store(mem, slot, other, deepest - table.KEEP_DEPTH - 1)
+    assert depth_of(mem, slot, deep) == deepest and depth_of(mem, slot, other) == -1
+    store(mem, slot, other, deepest - table.KEEP_DEPTH)
+    assert depth_of(mem, slot, other) == deepest - table.KEEP_DEPTH
+    store(mem, slot, deep, deepest)
+    store(mem, slot, deep, 1)
+    assert depth_of(mem, slot, deep) == 1
+    store(mem, slot, deep, deepest)
+    mem[GENERATION] = 1
+    store(mem, slot, other, 1)
+    assert depth_of(mem, slot, other) == 1

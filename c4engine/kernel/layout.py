@@ -1,10 +1,11 @@
 """The kernel's one array, ``mem``: the context's slots, each ply's scratch, and their sizes.
 
 ``mem`` holds first the context (counters and flags, the books' addresses and sizes,
-the exact solve's current probe, where the machine code of the recursion and of
-the root search lies (:mod:`~c4engine.kernel.addresses`), where the transposition table
-and the threads' busy table lie in ``mem`` and their sizes, the evaluation
-weights, and each ply's scratch), then the
+the exact solve's current probe and how many of its root's moves failed low,
+whether the search is an exact solve, where the machine code of the recursion
+and of the root search lies (:mod:`~c4engine.kernel.addresses`), where the
+transposition table and the threads' busy table lie in ``mem`` and their sizes,
+the evaluation weights, and each ply's scratch), then the
 transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
 the child's forced moves (two bitboards of one word each, or two each on a board
@@ -30,7 +31,9 @@ BOOK_ADDRESS, BOOK_RECORDS, TT_START, TT_SLOTS, BUSY_START, BUSY_SLOTS = range(6
 BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK = range(12, 16)  # our own book (built_book.py)
 PROBE = 16  # the Pons score whose null window the exact solve searches now, for progress reports
 SEARCH_ADDRESS, NEGAMAX_ADDRESS = 17, 18  # where their machine code lies (kernel.addresses)
-WEIGHTS = 19
+ROOT_FAILS = 19  # the moves at ply 0 that failed low in this search (search.probes reads it)
+KEEP_DEEPER = 20  # 1 in an exact solve: the table keeps much deeper entries (table.tt_store)
+WEIGHTS = 21
 SCRATCH = WEIGHTS + N_WEIGHTS
 C_COL, C_SCORE, C_CURRENT = range(3)
 C_MASK = C_CURRENT + BOARD_WORDS  # a bitboard takes BOARD_WORDS words (jit.load_bits)
@@ -49,6 +52,8 @@ def begin_search(mem: np.ndarray, node_limit: int) -> None:
     mem[NODES] = 0
     mem[ABORTED] = 0
     mem[SELDEPTH] = 0
+    mem[ROOT_FAILS] = 0
+    mem[KEEP_DEEPER] = 0
     mem[NODE_LIMIT] = node_limit
 
 

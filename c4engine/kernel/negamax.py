@@ -78,6 +78,7 @@ from .layout import (
     CHILD_WORDS,
     NEGAMAX_ADDRESS,
     ORDER,
+    ROOT_FAILS,
     SCRATCH,
     SCRATCH_PER_PLY,
     SEARCH_ADDRESS,
@@ -405,6 +406,8 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
         if value >= beta:
             tt_store(mem, slot, key, value, needed, EXACT if proven_high else LOWER, col, mirrored)
             return value
+        if ply == 0 and value <= alpha:  # a refuted root move: evidence for the split of probes (search.probes)
+            mem[ROOT_FAILS] += 1
         if value > alpha:
             alpha = value
             proven_low = True

@@ -21,7 +21,7 @@ from .jit import (
     win_now,
     winning_cells,
 )
-from .layout import ABORTED, PROBE
+from .layout import ABORTED, KEEP_DEEPER, PROBE
 from .negamax import call_negamax
 from .resolve import forced_cells, forced_move
 from .table import (
@@ -96,6 +96,7 @@ def probe(current: int, mask: int, stones: int, middle: int, mem: np.ndarray) ->
     ``to_internal(middle)`` when the score is higher.  ``mem[PROBE]`` says which
     probe runs (as in :func:`solve`), for progress reports."""
     mem[PROBE] = middle
+    mem[KEEP_DEEPER] = 1
     window = to_internal(middle)
     return call_negamax(current, mask, stones, CELLS, window, window + 1, 0, mem)
 

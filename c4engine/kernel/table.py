@@ -15,7 +15,7 @@ from numba.extending import intrinsic
 
 from .constants import BOARD_WORDS, CELLS, KEY_BITS, WIDTH
 from .jit import fold, high_word, jit, low_word, mirror
-from .layout import GENERATION, TT_SLOTS, TT_START
+from .layout import GENERATION, KEEP_DEEPER, TT_SLOTS, TT_START
 
 # Table entry layout in one int64: the low 32 bits of the key (with the slot
 # index, ``key % size`` for an odd size above 2**17, they identify a key of up to
@@ -58,6 +58,16 @@ DATA = ENTRY_WORDS - 1  # the data word's place in an entry
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
+# In an exact solve (mem[KEEP_DEEPER]), a store leaves another position's entry of
+# the same generation that was searched more than this many plies deeper (with that
+# many more empty cells), a stand-in for the subtree's size, which c4 keeps in 5 bits
+# of its entry.  Not in the depth-limited search: the engine keeps its table from
+# one move to the next, and there the deep entries of earlier moves would hold
+# their slots (100 ms a move, 600 positions: 5 blunders against 1).
+# Measured on one thread with a 16 MB table (docs/design.md, "The table entry"):
+# the weak 7x6 solve takes 85.7 M nodes always replacing, 68.7 M with 6; 0
+# (depth-preferred) costs the small boards 20-26% more nodes.
+KEEP_DEPTH = 6
 DEPTH_FIELD = (1 << DEPTH_BITS) - 1  # the depth's bits, shifted down
 
 
@@ -144,7 +154,13 @@ def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
 def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag: int, col: int,
              mirrored: bool) -> None:
     """Store a node's result at its ``slot`` (see tt_lookup), in the current generation,
-    with its best column as the entry of a mirrored key keeps it."""
+    with its best column as the entry of a mirrored key keeps it; unless, in an
+    exact solve, the slot holds another position's entry of this generation
+    searched more than KEEP_DEPTH plies deeper, which cost more to find."""
+    old = mem[slot + DATA]
+    if (mem[KEEP_DEEPER] and old != 0 and (old >> GEN_SHIFT) & (GENERATIONS - 1) == mem[GENERATION]
+            and entry_depth(old) > depth + KEEP_DEPTH and tt_lookup(mem, slot, key) == 0):
+        return
     entry = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
     if ENTRY_WORDS == 1:
         mem[slot] = entry

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
 from types import ModuleType
 
-from ..kernel.layout import NODE_LIMIT, STOP
+from ..kernel.layout import NODE_LIMIT, ROOT_FAILS, STOP
 from ..rules.board import Board
 from .thread import UNLIMITED, SearchThread
 
@@ -22,7 +23,21 @@ class SharedProbes:
     stores in the table makes the main thread's later probe there cheap, which
     beats racing every probe on every thread.  A probe whose
     answer the range has come to settle is cancelled through its thread's node
-    limit (the stop flag belongs to the caller's stop signal)."""
+    limit (the stop flag belongs to the caller's stop signal).
+
+    Which side: the helper starts at 1, the second probe when the score is
+    positive.  A probe that succeeds ends with the first root move that reaches
+    its window; one that fails must refute every move, the first often after a
+    small part of its work (on 5x7, 0.37 M of the probe's 2.84 M nodes).  So on
+    a board of odd width, where the first move tried is the lone centre column,
+    once the probe at 0 has refuted a root move (the kernel counts them,
+    ``ROOT_FAILS``) the score is most likely 0 or below, the probe at 1 is
+    wasted, and the helper moves to -1 (a watcher polls for it every
+    ``WATCH_SECONDS``).  On an even width the evidence misleads: 6x7's probe at
+    0 refutes both centre columns before it wins with another.
+    docs/design.md ("Threads") has the figures."""
+
+    WATCH_SECONDS = 0.001
 
     def __init__(self, pos: Board, solve: ModuleType) -> None:
         """``solve``: the :mod:`c4engine.kernel.solve` of the position's board."""
@@ -31,6 +46,8 @@ class SharedProbes:
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
         self.probing: dict[SearchThread, int] = {}
         self.nodes = 0
+        self.leans_low = False  # the probe at 0 has refuted a root move
+        self.lone_centre = pos.geometry.width % 2 == 1  # see the class
         self.lock = threading.Lock()
 
     def run(self, thread: SearchThread) -> None:
@@ -53,12 +70,15 @@ class SharedProbes:
             point = self._free_point()
             self.probing[thread] = point
             thread.begin(UNLIMITED)
+            if point == 1 and self.lone_centre and self.lowest <= 0 and 0 in self.probing.values():
+                threading.Thread(target=self._watch, args=(thread,), daemon=True).start()
             return point
 
     def _free_point(self) -> int:
         """The solver's next point when no other thread probes inside the range; else
         another thread's point, the threads then sharing out its tree; but next to
-        the first probe, at 0, the point 1 above it.  A point the range has settled
+        the first probe, at 0, the point 1 above it, or -1 below it once that probe
+        has refuted a root move on a board of odd width (see the class).  A point the range has settled
         is never joined: its thread is cancelled but may not have left yet (with
         more threads than cores it waits for one), and there the table answers at
         once and settles nothing, so the joiners would loop on it and keep it
@@ -67,7 +87,25 @@ class SharedProbes:
         if not open_points:
             return int(self.solve.probe_point(self.lowest, self.highest, self.pos.stones))
         point = max(open_points)
-        return 1 if point == 0 and 1 < self.highest else point
+        if point == 0:
+            side = -1 if self.leans_low else 1
+            if self.lowest <= side < self.highest:
+                return side
+        return point
+
+    def _watch(self, helper: SearchThread) -> None:
+        """While ``helper`` probes at 1 next to the open probe at 0, wait for that probe
+        to refute a root move; then cancel the helper, whose next point is -1."""
+        while True:
+            time.sleep(self.WATCH_SECONDS)
+            with self.lock:
+                main = next((other for other, point in self.probing.items() if point == 0), None)
+                if self.probing.get(helper) != 1 or main is None or self.lowest > 0:
+                    return
+                if main.mem[ROOT_FAILS]:
+                    self.leans_low = True
+                    helper.mem[NODE_LIMIT] = 0
+                    return
 
     def _narrow(self, point: int, value: int) -> None:
         """Take a finished probe's result; cancel the probes it made pointless."""
