@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 
 import pytest
+from kernel_calls import compiled_caller
 
 from c4engine.geometry import STANDARD
 from c4engine.kernel import jit as jitbits
@@ -66,7 +67,7 @@ ALL_LINES = [line for direction in DIRECTIONS.values() for line in lines_of(dire
 RUNTIMES: dict[str, tuple[Callable[[int], bool], Callable[[int, int], int]]] = {
     "python": (lambda stones: bits.has_line(stones, WIDTH, HEIGHT, 4),
                lambda stones, mask: bits.winning_cells(stones, mask, STANDARD.board_mask, WIDTH, HEIGHT, 4)),
-    "numba": (jitbits.has_line, jitbits.winning_cells),
+    "numba": (compiled_caller(jitbits.has_line), compiled_caller(jitbits.winning_cells)),
 }
 
 

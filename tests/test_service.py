@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import NoReturn
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from service_process import ServiceProcess, wait_until  # noqa: E402
 
 from c4engine.geometry import STANDARD, Geometry  # noqa: E402
 from c4engine.rules.board import Board  # noqa: E402
+from c4engine.service.cache import AnswerCache, prepare_cache  # noqa: E402
 from c4engine.service.cli import is_loopback  # noqa: E402
 
 SEED = 30
@@ -524,3 +526,33 @@ def test_cluster_options_are_checked_before_ray_is_imported(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-c", "import sys, c4engine.service.cli, c4engine.service.run, "
                            "c4engine.service.app; assert 'ray' not in sys.modules"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_processes_open_a_prepared_cache_at_once(tmp_path: Path) -> None:
+    """``--workers``' processes open the cache file together: on a new file each
+    switched it to WAL, and one start in about twelve failed with "database is
+    locked" (seen in the suite's workers test).  The parent prepares the file
+    first; then 60 pairs of forked processes opening it at once all succeed."""
+    import os
+    failed = 0
+    for trial in range(60):
+        path = tmp_path / f"{trial}.sqlite"
+        prepare_cache(path)
+        children = []
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                _open_and_exit(path)
+            children.append(pid)
+        failed += sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children)
+    assert failed == 0
+
+
+def _open_and_exit(path: Path) -> NoReturn:
+    """In a forked child: open the cache and end the process, 0 on success."""
+    import os
+    try:
+        AnswerCache(path, 1 << 20)
+        os._exit(0)
+    except sqlite3.Error:
+        os._exit(3)

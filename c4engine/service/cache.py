@@ -72,6 +72,19 @@ def connect(path: Path, shared: bool = False) -> sqlite3.Connection:
     return connection
 
 
+def prepare_cache(path: Path) -> None:
+    """Make the file, its table and its WAL mode, before several processes open it at
+    once (``--workers``): switching a new file to WAL takes a lock that SQLite's busy
+    handler does not wait for, so two processes doing it together failed one start
+    in twelve with "database is locked".  On a file already in WAL mode, opening it
+    changes nothing."""
+    connection = connect(path)
+    try:
+        connection.execute(SCHEMA)
+    finally:
+        connection.close()
+
+
 class AnswerCache:
     """Exact answers kept across restarts, at most ``max_bytes`` worth of rows."""
 

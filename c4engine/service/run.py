@@ -20,7 +20,7 @@ from ..kernel.book import OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
 from .app import close_service, create_app
 from .books import Books
-from .cache import AnswerCache
+from .cache import AnswerCache, prepare_cache
 from .metrics import Metrics
 from .params import Limits
 from .recent import RecentAnswers
@@ -135,6 +135,7 @@ def run_processes(settings: Settings, processes: int, tell: Callable[[str], None
     port first (``--port 0`` picks it for all); each other binds it when its
     service is built, and the kernel sends it connections from then on.  SIGINT or
     SIGTERM here stops them all."""
+    prepare_cache(settings.cache_path)
     first = listening_socket(settings.host, settings.port)
     shared = replace(settings, port=first.getsockname()[1])
     children = [pid for number in range(2, processes + 1) if (pid := _fork_server(shared, number, tell))]
