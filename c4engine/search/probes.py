@@ -82,8 +82,12 @@ class SharedProbes:
         is never joined: its thread is cancelled but may not have left yet (with
         more threads than cores it waits for one), and there the table answers at
         once and settles nothing, so the joiners would loop on it and keep it
-        claimed among themselves."""
-        open_points = [point for point in self.probing.values() if self.lowest <= point < self.highest]
+        claimed among themselves.  Nor is 1 once the evidence has turned the helpers from
+        it, while the probe at 0 is open: the threads still leaving it would draw
+        the others back to it."""
+        abandoned = 1 if self.leans_low and 0 in self.probing.values() else None
+        open_points = [point for point in self.probing.values()
+                       if self.lowest <= point < self.highest and point != abandoned]
         if not open_points:
             return int(self.solve.probe_point(self.lowest, self.highest, self.pos.stones))
         point = max(open_points)
