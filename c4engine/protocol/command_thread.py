@@ -12,11 +12,8 @@ import queue
 import threading
 import time
 
+from .lines import is_command
 from .server import Server
-
-
-def is_go(line: str) -> bool:
-    return line.split()[:1] == ["go"]
 
 
 class CommandThread:
@@ -33,7 +30,7 @@ class CommandThread:
 
     def put(self, line: str) -> None:
         """Queue a line just read, with the time it was read."""
-        self._gos_read += is_go(line)
+        self._gos_read += is_command(line, "go")
         self._lines.put((line, time.perf_counter()))
 
     def go_pending(self) -> bool:
@@ -49,7 +46,7 @@ class CommandThread:
     def _run(self) -> None:
         while (item := self._lines.get()) is not None:
             self.server.handle(*item)
-            self._gos_done += is_go(item[0])
+            self._gos_done += is_command(item[0], "go")
         try:
             if self._stop_at_end:
                 self.server.finish_search(stop=True)

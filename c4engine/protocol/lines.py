@@ -24,3 +24,9 @@ def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[by
         yield None
         while raw and not raw.endswith(b"\n"):
             raw = stream.readline(limit)
+
+
+def is_command(line: str, name: str) -> bool:
+    """Whether ``line`` is the command ``name``, with whatever words follow (those a
+    command does not take are its handler's to refuse or ignore)."""
+    return line.split()[:1] == [name]

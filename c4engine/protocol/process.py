@@ -23,7 +23,7 @@ import sys
 from typing import IO, Iterator, NoReturn
 
 from .command_thread import CommandThread
-from .lines import MAX_LINE_BYTES, bounded_lines
+from .lines import MAX_LINE_BYTES, bounded_lines, is_command
 from .output import Output
 from .server import Server
 
@@ -42,12 +42,6 @@ def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
 
 def is_quit(line: str) -> bool:
     return line.split() == ["quit"]
-
-
-def is_stop(line: str) -> bool:
-    """A ``stop`` command, with whatever words follow (it takes none and ignores them),
-    so that the reading thread counts every ``stop`` the command thread carries out."""
-    return line.split()[:1] == ["stop"]
 
 
 def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoReturn:
@@ -88,7 +82,7 @@ def _hand_over(lines: Iterator[str], server: Server, commands: CommandThread) ->
         if is_quit(line):
             server.interrupt()
             return True
-        if is_stop(line):
+        if is_command(line, "stop"):  # with any words after it, as the command thread counts it
             server.stop_read()
         commands.put(line)
     return False
