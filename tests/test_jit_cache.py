@@ -168,14 +168,18 @@ def run_command(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.
 
 
 @pytest.mark.slow
-def test_the_first_solve_on_a_board_compiles_no_evaluation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board, line", [("5x4", "1234512 1"), ("7x6", "7234472553 10")])
+def test_the_first_solve_on_a_board_compiles_no_evaluation(tmp_path: Path, board: str, line: str) -> None:
     """The solve command compiles what an exact solve runs, not the depth-limited
-    search's evaluation nor the built books' probes (docs/design.md)."""
-    done = run_command("solve", "--board", "5x4", env=cache_env(tmp_path), stdin="1234512 1\n")
+    search's evaluation nor the books' probes (docs/design.md): on 7x6 too, whose
+    whole kernel (the package's own, ``kernel``) it leaves to the engine."""
+    done = run_command("solve", "--board", board, env=cache_env(tmp_path), stdin=f"{line}\n")
     assert done.returncode == 0, done.stderr
-    package = specialise.module_name(Geometry(5, 4, 4), full=False)
+    package = specialise.module_name(Geometry.parse(board), full=False)
     assert f"{package}.negamax" in compiled_modules(tmp_path)
-    assert not {f"{package}.{module}" for module in ("evaluation", "ntuple", "built_book")} & compiled_modules(tmp_path)
+    left_out = {f"{where}.{module}" for where in (package, "kernel") for module in ("evaluation", "ntuple", "book",
+                                                                                   "built_book")}
+    assert not left_out & compiled_modules(tmp_path)
 
 
 @pytest.mark.slow

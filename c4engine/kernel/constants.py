@@ -15,10 +15,10 @@ from ..geometry import Geometry
 from .int128 import Wide
 
 GEOMETRY = Geometry(7, 6, 4)
-# The whole kernel: depth-limited searches, which evaluate their leaves, and books
-# built by ``c4engine book build``.  A copy made for exact solves alone (``c4engine
-# solve``) leaves both out, and so never compiles them (docs/design.md, "One kernel
-# per board").
+# The whole kernel: depth-limited searches, which evaluate their leaves, and the
+# opening books, bitbully's and those built by ``c4engine book build``.  A copy made
+# for exact solves alone (``c4engine solve``, which takes no book) leaves them out,
+# and so never compiles them (docs/design.md, "One kernel per board").
 FULL = True
 
 WIDTH = GEOMETRY.width
@@ -43,7 +43,7 @@ def board_bits(value: int) -> int:
 BOTTOM_MASK = board_bits(GEOMETRY.bottom_mask)
 BOARD_MASK = board_bits(GEOMETRY.board_mask)
 COLUMN_MASK = board_bits((1 << HEIGHT) - 1)  # the cells of column 0
-HAS_BOOK = GEOMETRY.is_standard and BOARD_WORDS == 1  # the opening book covers 7x6, four in a row, only
+HAS_BOOK = FULL and GEOMETRY.is_standard and BOARD_WORDS == 1  # the opening book covers 7x6, four in a row, only
 
 # Centre first (central columns take part in more lines), alternating sides:
 # (3, 2, 4, 1, 5, 0, 6) on seven columns, Pons' order.

@@ -2,8 +2,9 @@
 
 The same source serves the rules (as plain Python) and the kernel (compiled
 here), so the two can never disagree about what a line is.  The rules pass a
-board's constants as arguments; the wrappers below pass this kernel's
-(:mod:`c4engine.kernel.constants`), which numba takes as compile-time constants:
+board's constants as arguments; the kernel's copies (:func:`bound`) take this
+kernel's (:mod:`c4engine.kernel.constants`) as their defaults, which numba takes
+as compile-time constants:
 LLVM inlines the small functions and folds the constants, so the loops over
 directions and row lengths unroll into the code a fixed-size kernel would have.
 """
@@ -119,13 +120,31 @@ entry = numba.njit(**ENTRY_OPTIONS)
 
 to_internal = jit(scores.to_internal)
 to_pons = jit(scores.to_pons)
-_playable_cells = jit(bits.playable_cells)
-_column_cells = jit(bits.column_cells)
-_smear_up = jit(bits.smear_up)
-_line_fits = jit(bits.line_fits)
-_line_starts = jit(bits.line_starts)
-_mirror = jit(bits.mirror)
-_win_now = jit(scores.win_now)
+
+
+def bound(function: Callable[..., Any], *constants: Any, **compiled: Any) -> Any:
+    """``function`` of bits.py or scores.py compiled with its last parameters taking this
+    kernel's ``constants`` when a call leaves them out, as the kernel's calls do:
+    numba types a left-out argument as its value, a literal, and lowers it as a
+    constant, which one compiled function does where a wrapper passing the
+    constants would be a second one to compile.  ``compiled`` names the compiled
+    functions of bits.py that ``function`` calls: numba calls only compiled
+    functions, so the copy it compiles finds them under their names (the rules go
+    on calling the plain ones)."""
+    namespace = {**function.__globals__, **compiled}
+    clone = types.FunctionType(function.__code__, namespace, function.__name__, constants)
+    clone.__qualname__, clone.__module__ = function.__qualname__, function.__module__
+    return jit(clone)
+
+
+playable_cells = bound(bits.playable_cells, BOTTOM_MASK, BOARD_MASK)
+smear_up = bound(bits.smear_up, HEIGHT, BOARD_MASK)
+line_fits = bound(bits.line_fits, WIDTH, HEIGHT, CONNECT)
+line_starts = bound(bits.line_starts, CONNECT)
+has_line = bound(bits.has_line, WIDTH, HEIGHT, CONNECT, line_fits=line_fits, line_starts=line_starts)
+winning_cells = bound(bits.winning_cells, BOARD_MASK, WIDTH, HEIGHT, CONNECT, line_fits=line_fits)
+mirror = bound(bits.mirror, WIDTH, HEIGHT)
+win_now = bound(scores.win_now, CELLS)
 
 # A bitboard's numba type, and how it sits in the kernel's int64 array: one word,
 # or two on a board past 64 bits (docs/design.md, "Boards past 64 bits").  On a board
@@ -134,6 +153,7 @@ _win_now = jit(scores.win_now)
 BITS_TYPE = numba.int64 if BOARD_WORDS == 1 else int128
 if BOARD_WORDS == 1:
     popcount = jit(bits.popcount)
+    column_cells = bound(bits.column_cells, HEIGHT)
 
     @jit
     def load_bits(mem: np.ndarray, at: int) -> int:
@@ -147,10 +167,6 @@ if BOARD_WORDS == 1:
     def fold(key: int) -> int:
         """A key as one int64, for the slot of the table and the busy table: the key."""
         return key
-
-    @jit
-    def column_cells(col: int) -> int:
-        return _column_cells(col, HEIGHT)
 else:
     popcount = popcount_int128
 
@@ -173,58 +189,3 @@ else:
     @jit
     def column_cells(col: int) -> int:
         return COLUMN_MASK << (col * H1)
-
-
-def _calling_compiled(function: Callable[..., Any]) -> Any:
-    """A function of bits.py that calls others of bits.py, compiled: numba calls only
-    compiled functions, so the copy it compiles finds the compiled ones under their
-    names (the rules go on calling the plain ones)."""
-    namespace = {**function.__globals__, "line_fits": _line_fits, "line_starts": _line_starts}
-    clone = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__)
-    clone.__qualname__, clone.__module__ = function.__qualname__, function.__module__
-    return jit(clone)
-
-
-_winning_cells = _calling_compiled(bits.winning_cells)
-_has_line = _calling_compiled(bits.has_line)
-
-
-@jit
-def playable_cells(mask: int) -> int:
-    return _playable_cells(mask, BOTTOM_MASK, BOARD_MASK)
-
-
-@jit
-def winning_cells(stones: int, mask: int) -> int:
-    return _winning_cells(stones, mask, BOARD_MASK, WIDTH, HEIGHT, CONNECT)
-
-
-@jit
-def smear_up(cells: int) -> int:
-    return _smear_up(cells, HEIGHT, BOARD_MASK)
-
-
-@jit
-def has_line(stones: int) -> bool:
-    """Whether ``stones`` hold a line of this board's row length."""
-    return _has_line(stones, WIDTH, HEIGHT, CONNECT)
-
-
-@jit
-def line_fits(shift: int) -> bool:
-    return _line_fits(shift, WIDTH, HEIGHT, CONNECT)
-
-
-@jit
-def line_starts(stones: int, shift: int) -> int:
-    return _line_starts(stones, shift, CONNECT)
-
-
-@jit
-def mirror(stones: int) -> int:
-    return _mirror(stones, WIDTH, HEIGHT)
-
-
-@jit
-def win_now(stones: int) -> int:
-    return _win_now(stones, CELLS)

@@ -50,6 +50,7 @@ _FULL_LINE = re.compile(r"^FULL = .*$", re.MULTILINE)
 _WORDS_LINE = re.compile(r"^BOARD_WORDS = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 _RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
+_OWN_SEARCH = f"{__package__ or 'c4engine.kernel'}.negamax"  # 7x6's whole kernel, compiled at its import
 SHARED = ("int128", "typing_memo")  # kernel modules every copy imports from the package: numba's extensions
 _SHARED_IMPORT = re.compile(rf"^(\s*)from \.({'|'.join(SHARED)}) import", re.MULTILINE)
 
@@ -92,21 +93,21 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
 
     ``full=False`` asks for a kernel that only solves exactly, which on a new
     board compiles in about half the time: the copy leaves out the evaluation of
-    the depth-limited search and the probes of built books.  The whole kernel
-    serves instead when it has been compiled already (7x6 always).
+    the depth-limited search and the probes of the opening books.  The whole
+    kernel serves instead when it has been compiled already, or, on 7x6 (whose
+    whole kernel is this package), loaded in this process.
 
     ``two_words`` asks for the kernel of boards past 64 bits on a board that fits
     one word, which the tests compare with the one-word kernel (docs/design.md,
     "Boards past 64 bits")."""
     own = geometry == STANDARD and not two_words
-    if own:
+    full = full or _compiled_stamp(geometry, True, two_words).exists() or (own and _OWN_SEARCH in sys.modules)
+    if own and full:
         package = __package__ or "c4engine.kernel"
     else:
-        full = full or _compiled_stamp(geometry, True, two_words).exists()
         package = _import_copy(geometry, full, _copy_folder(geometry, full, two_words), two_words)
     modules = {name: importlib.import_module(f"{package}.{name}") for name in MODULES}
-    if not own:
-        _stamp_compiled(geometry, full, two_words)
+    _stamp_compiled(geometry, full, two_words)
     return Kernel(geometry, **modules)
 
 
@@ -118,8 +119,12 @@ def _compiled_stamp(geometry: Geometry, full: bool, two_words: bool) -> Path:
 
 
 def _stamp_compiled(geometry: Geometry, full: bool, two_words: bool) -> None:
+    """Stamp the kernel just imported (7x6's whole kernel, this package, has no copy
+    beside its stamp)."""
+    stamp = _compiled_stamp(geometry, full, two_words)
     with suppress(OSError):  # a read-only cache: the next start just checks again
-        _compiled_stamp(geometry, full, two_words).touch()
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
 
 
 def source_files() -> list[Path]:

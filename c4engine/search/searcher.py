@@ -96,10 +96,10 @@ class Searcher:
     faults.
 
     With ``solving_only`` it only solves exactly (:meth:`solve`, :meth:`solve_moves`):
-    on a board whose kernel is not compiled yet, the kernel then leaves the
-    evaluation and the built books out and compiles sooner
-    (:func:`~c4engine.kernel.specialise.kernel_for`); :meth:`search` and
-    :meth:`set_built_book` raise ``RuntimeError``.
+    on a board whose kernel is not compiled yet (7x6 included), the kernel then
+    leaves the evaluation and the books out and compiles sooner
+    (:func:`~c4engine.kernel.specialise.kernel_for`); :meth:`search`,
+    :meth:`set_built_book` and a book raise ``RuntimeError``.
 
     ``two_words`` searches with the kernel of boards past 64 bits, whatever the
     board: the tests compare it with the one-word kernel."""
@@ -207,6 +207,8 @@ class Searcher:
 
     def _take_book(self, book: OpeningBook | None) -> None:
         if book is not None and self.geometry.is_standard:
+            if book.score_records:
+                self._check_full()
             self.book = book
 
     def clear(self) -> None:
