@@ -104,28 +104,35 @@ def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> 
     assert "holds another run" in result.output
 
 
-def test_a_checkpoint_with_other_games_keeps_its_whole_chunks(first: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_checkpoint_with_other_games_or_fit_keeps_its_whole_chunks(first: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Fewer games: chunk 0 stays, chunk 1 (4 games there, 2 here) is solved again,
-    and the network is a fresh run's; more games: only the new chunk is solved."""
+    and the network is a fresh run's; more games: only the new chunk is solved;
+    another fit: no chunk is solved, and the network is a fresh run's."""
     solved: list[int] = []
 
     def counted(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
         solved.append(chunk)
         return chunk_positions(spec, chunk)
 
-    fewer, fresh = tmp_path / "fewer.npz", tmp_path / "fresh.npz"
-    shutil.copy(first.with_name(first.name + ".sqlite"), fewer.with_name(fewer.name + ".sqlite"))
-    train(fresh, "--games", "6")
-    monkeypatch.setattr(pipeline, "chunk_positions", counted)
-    output = train(fewer, "--games", "6")
+    def taken_over(name: str, *options: str) -> tuple[Path, str]:
+        out = tmp_path / f"{name}.npz"
+        shutil.copy(first.with_name(first.name + ".sqlite"), out.with_name(out.name + ".sqlite"))
+        solved.clear()
+        with monkeypatch.context() as patch:
+            patch.setattr(pipeline, "chunk_positions", counted)
+            return out, train(out, *options)
+
+    fewer, output = taken_over("fewer", "--games", "6")
     assert solved == [1] and "6/6 games" in output
+    train(fresh := tmp_path / "fresh6.npz", "--games", "6")
     assert fewer.read_bytes() == fresh.read_bytes()
-    solved.clear()
-    more = tmp_path / "more.npz"
-    shutil.copy(first.with_name(first.name + ".sqlite"), more.with_name(more.name + ".sqlite"))
-    train(more, "--games", "12")
+    taken_over("more", "--games", "12")
     assert solved == [2]
+    refit, _ = taken_over("refit", "--tuples", "3", "--epochs", "2")
+    assert solved == []
+    train(fresh := tmp_path / "fresh-fit.npz", "--tuples", "3", "--epochs", "2")
+    assert refit.read_bytes() == fresh.read_bytes() != first.read_bytes()
 
 
 def test_the_network_file_records_its_held_out_accuracy_and_the_command(first: Path) -> None:

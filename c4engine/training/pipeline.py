@@ -13,8 +13,8 @@ Two stages, both resumable from the run's checkpoint (:mod:`c4engine.training.st
    empty tables, so its positions are the same whichever process solves it
    and whenever: here, or in Ray tasks (``--cluster``), where a chunk lost with
    its worker is solved again; and whatever the run's number of games, so a
-   checkpoint of the same run with another ``--games`` keeps its whole chunks
-   (:func:`claim`).  Only this process writes the checkpoint.
+   checkpoint of the same run with another ``--games`` or fit keeps its whole
+   chunks (:func:`claim`).  Only this process writes the checkpoint.
 2. **Fit.**  The tables are fitted by SGD (:mod:`c4engine.training.network`),
    epoch ``e`` shuffling with a generator seeded by ``(seed, e)``, so an epoch
    depends only on the tables before it; they are saved every
@@ -56,6 +56,7 @@ GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
 TUPLE_STREAM, EPOCH_STREAM = 1, 2  # the seeds' second words, so that no two draws share a stream
 ADDED_LATER = ("leaves", "playouts")  # TrainSpec's fields that a run without them does not record
+FIT_FIELDS = ("tuples", "epochs", "rate", "book")  # TrainSpec's fields that the games and their solving ignore
 
 
 @dataclass(frozen=True)
@@ -144,18 +145,24 @@ def chunk_games(spec: TrainSpec, chunk: int) -> int:
 
 def claim(store: TrainingStore, spec: TrainSpec) -> None:
     """Make the checkpoint ``spec``'s run.  One of a run that differs only in its
-    number of games is taken over: a chunk's positions depend on its index and its
-    number of games, not on the run's total, so the chunks that both runs fill with
-    all their games are kept (those past ``spec``'s end for a later run), and the
-    others and the saved fit go.  CheckpointError for any other run's."""
+    number of games or in what the fit takes (:data:`FIT_FIELDS`) is taken over: a
+    chunk's positions depend on its index and its number of games, not on the
+    run's total, so the chunks that hold the games ``spec`` gives them are kept
+    (and those past its end, for a longer run), the others and the saved fit go.
+    CheckpointError for any other run's."""
     held = store.settings()
     if held is not None and held != spec.settings():
         before = TrainSpec.from_settings(held)
-        if replace(before, games=spec.games) == spec:
-            partial = [chunk for chunk in store.chunks_done()
-                       if any(0 < chunk_games(run, chunk) < GAMES_PER_CHUNK for run in (before, spec))]
-            store.take_over(spec.settings(), partial)
+        if replace(before, games=spec.games, **{name: getattr(spec, name) for name in FIT_FIELDS}) == spec:
+            refilled = [chunk for chunk in store.chunks_done() if filled(before, chunk) != filled(spec, chunk)]
+            store.take_over(spec.settings(), refilled)
     store.claim(spec.settings())
+
+
+def filled(spec: TrainSpec, chunk: int) -> int:
+    """The games a recorded chunk ``chunk`` holds in ``spec``'s checkpoint: its own,
+    or all of a chunk's past the run's end (only a longer run records those)."""
+    return chunk_games(spec, chunk) or GAMES_PER_CHUNK
 
 
 def solve_here(spec: TrainSpec, chunks: Iterable[int]) -> Iterator[tuple[int, Positions]]:

@@ -1,7 +1,7 @@
 """The checkpoint of ``c4engine train``: an SQLite file that survives a killed run.
 
 It holds the run's settings (a resumed run must ask for the same, but for the
-number of games: see :meth:`TrainingStore.take_over`), the solved
+number of games and the fit: :func:`c4engine.training.pipeline.claim`), the solved
 positions of each chunk of games as the chunk ends (one transaction each, so a
 chunk is there whole or not at all), and the network's tables after the last
 saved epoch.  Only the head process writes it.
