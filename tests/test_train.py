@@ -3,6 +3,7 @@ network, a stopped run goes on to it, a held-out set stays out of the data."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,8 +21,9 @@ from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
 from c4engine.training.network import canonical_keys, held_out_by_key
+from c4engine.training import pipeline
 from c4engine.training.pipeline import TrainSpec, chunk_positions, excluded_rows
-from c4engine.training.store import TrainingStore
+from c4engine.training.store import Positions, TrainingStore
 
 TINY = ["--board", "7x6", "--no-book", "--games", "8", "--stones", "28", "36", "--nodes", "50000",
         "--tuples", "4", "--epochs", "3"]
@@ -102,6 +104,37 @@ def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> 
     assert "holds another run" in result.output
 
 
+def test_a_checkpoint_with_other_games_or_fit_keeps_its_whole_chunks(first: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fewer games: chunk 0 stays, chunk 1 (4 games there, 2 here) is solved again,
+    and the network is a fresh run's; more games: only the new chunk is solved;
+    another fit: no chunk is solved, and the network is a fresh run's."""
+    solved: list[int] = []
+
+    def counted(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
+        solved.append(chunk)
+        return chunk_positions(spec, chunk)
+
+    def taken_over(name: str, *options: str) -> tuple[Path, str]:
+        out = tmp_path / f"{name}.npz"
+        shutil.copy(first.with_name(first.name + ".sqlite"), out.with_name(out.name + ".sqlite"))
+        solved.clear()
+        with monkeypatch.context() as patch:
+            patch.setattr(pipeline, "chunk_positions", counted)
+            return out, train(out, *options)
+
+    fewer, output = taken_over("fewer", "--games", "6")
+    assert solved == [1] and "6/6 games" in output
+    train(fresh := tmp_path / "fresh6.npz", "--games", "6")
+    assert fewer.read_bytes() == fresh.read_bytes()
+    taken_over("more", "--games", "12")
+    assert solved == [2]
+    refit, _ = taken_over("refit", "--tuples", "3", "--epochs", "2")
+    assert solved == []
+    train(fresh := tmp_path / "fresh-fit.npz", "--tuples", "3", "--epochs", "2")
+    assert refit.read_bytes() == fresh.read_bytes() != first.read_bytes()
+
+
 def test_the_network_file_records_its_held_out_accuracy_and_the_command(first: Path) -> None:
     with np.load(first) as document:
         assert str(document["made_by"]) == ("c4engine train --board 7x6 --seed 1 --games 8 --stones 28 36 "
@@ -132,7 +165,7 @@ def test_a_network_trained_beside_a_held_out_set_records_its_accuracy_there(tmp_
 
 def test_a_held_out_position_and_its_mirror_image_are_left_out(first: Path) -> None:
     store = TrainingStore(first.with_name(first.name + ".sqlite"))
-    current, mask, result = store.positions()
+    current, mask, result = store.positions(2)
     store.close()
     data = Dataset(STANDARD, current, mask, np.bitwise_count(mask).astype(np.int8), result,
                    np.zeros(current.size, dtype=bool))
@@ -185,7 +218,7 @@ def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:
 def test_the_overlap_command_counts_the_positions_a_run_trained_on(first: Path, tmp_path: Path) -> None:
     """A trained position's mirror image counts, one held out by key or never seen does not."""
     store = TrainingStore(first.with_name(first.name + ".sqlite"))
-    current, mask, result = store.positions()
+    current, mask, result = store.positions(2)
     store.close()
     trained = np.flatnonzero(~held_out_by_key(canonical_keys(current, mask, STANDARD)))[0]
     held = np.flatnonzero(held_out_by_key(canonical_keys(current, mask, STANDARD)))[0]

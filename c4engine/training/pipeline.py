@@ -12,7 +12,9 @@ Two stages, both resumable from the run's checkpoint (:mod:`c4engine.training.st
    draws from its own generator, seeded by ``(seed, i)``, and starts from
    empty tables, so its positions are the same whichever process solves it
    and whenever: here, or in Ray tasks (``--cluster``), where a chunk lost with
-   its worker is solved again.  Only this process writes the checkpoint.
+   its worker is solved again; and whatever the run's number of games, so a
+   checkpoint of the same run with another ``--games`` or fit keeps its whole
+   chunks (:func:`claim`).  Only this process writes the checkpoint.
 2. **Fit.**  The tables are fitted by SGD (:mod:`c4engine.training.network`),
    epoch ``e`` shuffling with a generator seeded by ``(seed, e)``, so an epoch
    depends only on the tables before it; they are saved every
@@ -33,7 +35,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -54,6 +56,7 @@ GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
 TUPLE_STREAM, EPOCH_STREAM = 1, 2  # the seeds' second words, so that no two draws share a stream
 ADDED_LATER = ("leaves", "playouts")  # TrainSpec's fields that a run without them does not record
+FIT_FIELDS = ("tuples", "epochs", "rate", "book")  # TrainSpec's fields that the games and their solving ignore
 
 
 @dataclass(frozen=True)
@@ -118,9 +121,8 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     geometry = spec.geometry
     rng = np.random.default_rng([spec.seed, chunk])
     solver, player = game_searchers(geometry)
-    games = min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK)
     found: dict[int, tuple[int, int, int]] = {}
-    for _ in range(games):
+    for _ in range(chunk_games(spec, chunk)):
         game = noisy_game(geometry, spec.stones[1], rng, solver, player)
         boards = [board for board in game if board.stones >= spec.stones[0]]
         boards += game_leaves(game, spec.leaves, spec.stones, rng, player)
@@ -134,6 +136,33 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     rows = list(found.values())
     return chunk, (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
                    np.array([r[2] for r in rows], dtype=np.int8))
+
+
+def chunk_games(spec: TrainSpec, chunk: int) -> int:
+    """The games chunk ``chunk`` of ``spec``'s run plays (none past its end)."""
+    return max(0, min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK))
+
+
+def claim(store: TrainingStore, spec: TrainSpec) -> None:
+    """Make the checkpoint ``spec``'s run.  One of a run that differs only in its
+    number of games or in what the fit takes (:data:`FIT_FIELDS`) is taken over: a
+    chunk's positions depend on its index and its number of games, not on the
+    run's total, so the chunks that hold the games ``spec`` gives them are kept
+    (and those past its end, for a longer run), the others and the saved fit go.
+    CheckpointError for any other run's."""
+    held = store.settings()
+    if held is not None and held != spec.settings():
+        before = TrainSpec.from_settings(held)
+        if replace(before, games=spec.games, **{name: getattr(spec, name) for name in FIT_FIELDS}) == spec:
+            refilled = [chunk for chunk in store.chunks_done() if filled(before, chunk) != filled(spec, chunk)]
+            store.take_over(spec.settings(), refilled)
+    store.claim(spec.settings())
+
+
+def filled(spec: TrainSpec, chunk: int) -> int:
+    """The games a recorded chunk ``chunk`` holds in ``spec``'s checkpoint: its own,
+    or all of a chunk's past the run's end (only a longer run records those)."""
+    return chunk_games(spec, chunk) or GAMES_PER_CHUNK
 
 
 def solve_here(spec: TrainSpec, chunks: Iterable[int]) -> Iterator[tuple[int, Positions]]:
@@ -170,7 +199,7 @@ def train(run: Run) -> HeldOutAccuracy:
     held-out accuracy.  Stopped when ``run.minutes`` are spent first."""
     store = TrainingStore(run.checkpoint)
     try:
-        store.claim(run.spec.settings())
+        claim(store, run.spec)
         make_data(run, store)
         data = merged_dataset(run.spec.geometry, [stored_dataset(run.spec, store)], run.spec.book)
         return fit(run, store, data)
@@ -198,23 +227,23 @@ def trained_keys(checkpoint: Path) -> tuple[Geometry, np.ndarray]:
 
 
 def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:
-    current, mask, result = store.positions()
+    current, mask, result = store.positions(spec.chunks)
     stones = np.bitwise_count(mask).astype(np.int8)
     return Dataset(spec.geometry, current, mask, stones, result, np.zeros(current.size, dtype=bool))
 
 
 def make_data(run: Run, store: TrainingStore) -> None:
     """Every chunk's positions into the checkpoint, as each ends."""
-    done = store.chunks_done()
-    progress = Progress(run.spec.chunks * GAMES_PER_CHUNK, len(done) * GAMES_PER_CHUNK, _stream(run), "games")
+    done = store.chunks_done() & set(range(run.spec.chunks))
+    progress = Progress(run.spec.games, sum(chunk_games(run.spec, chunk) for chunk in done), _stream(run), "games")
     try:
         to_do = [chunk for chunk in range(run.spec.chunks) if chunk not in done]
-        solved = int(store.positions()[0].size)
+        solved = int(store.positions(run.spec.chunks)[0].size)
         for chunk, positions in run.solver(run.spec, to_do):
             store.record_chunk(chunk, positions)
             solved += positions[0].size
             progress.note = f"{solved} positions solved"
-            progress.advance(GAMES_PER_CHUNK)
+            progress.advance(chunk_games(run.spec, chunk))
             if run.out_of_time():
                 raise Stopped
     finally:

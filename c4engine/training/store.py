@@ -1,6 +1,7 @@
 """The checkpoint of ``c4engine train``: an SQLite file that survives a killed run.
 
-It holds the run's settings (a resumed run must ask for the same), the solved
+It holds the run's settings (a resumed run must ask for the same, but for the
+number of games and the fit: :func:`c4engine.training.pipeline.claim`), the solved
 positions of each chunk of games as the chunk ends (one transaction each, so a
 chunk is there whole or not at all), and the network's tables after the last
 saved epoch.  Only the head process writes it.
@@ -47,6 +48,14 @@ class TrainingStore:
             raise CheckpointError(f"{self.path} holds another run ({held}); remove it or name another "
                                   "--checkpoint")
 
+    def take_over(self, settings: str, dropped: list[int]) -> None:
+        """Make the file the run of ``settings``, which differs from the one it holds
+        in what its data keep (the chunks ``dropped``) and so in its fit."""
+        with self.db:
+            self.db.execute("UPDATE run SET settings = ?", (settings,))
+            self.db.executemany("DELETE FROM chunks WHERE chunk = ?", [(chunk,) for chunk in dropped])
+            self.db.execute("DELETE FROM fit")
+
     def settings(self) -> str | None:
         """The settings of the run the file holds, None if it holds none yet."""
         row = self.db.execute("SELECT settings FROM run").fetchone()
@@ -63,9 +72,11 @@ class TrainingStore:
                             (chunk, current.astype(np.int64).tobytes(), mask.astype(np.int64).tobytes(),
                              result.astype(np.int8).tobytes()))
 
-    def positions(self) -> Positions:
-        """Every chunk's positions, in chunk order (whatever order they were solved in)."""
-        rows = self.db.execute("SELECT current, mask, result FROM chunks ORDER BY chunk").fetchall()
+    def positions(self, chunks: int) -> Positions:
+        """The positions of the chunks below ``chunks``, in chunk order (whatever order
+        they were solved in)."""
+        rows = self.db.execute("SELECT current, mask, result FROM chunks WHERE chunk < ? ORDER BY chunk",
+                               (chunks,)).fetchall()
         return (np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
                 np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
                 np.concatenate([np.frombuffer(r[2], dtype=np.int8) for r in rows] or [np.zeros(0, np.int8)]))
