@@ -330,6 +330,25 @@ def test_random_positions_solved_as_a_build_does_agree_with_bitbully(plies: int,
     assert len(positions) == count and ours == theirs
 
 
+def test_a_7x6_build_of_fewer_stones_than_the_book_solves_through_it() -> None:
+    """4-stone positions are proven through the 12-stone book, with bitbully's exact
+    scores, in thousands of nodes each (from scratch: tens of millions)."""
+    import bitbully  # type: ignore[import-untyped]
+
+    from c4engine.books.build import solve_chunk
+    from c4engine.books.store import Row
+    from c4engine.geometry import STANDARD
+
+    rng = random.Random(4)
+    positions = [pos for pos in (random_book_position(rng, 4) for _ in range(30)) if pos][:12]
+    rows = [Row(canonical_key(pos.current, pos.mask, STANDARD), pos.current, pos.mask) for pos in positions]
+    results = solve_chunk(BuildSpec(STANDARD, 4, False, 64), rows)
+    oracle = bitbully.BitBully("12-ply-dist")
+    assert [score for _, score, _ in results] == [int(oracle.mtdf(bitbully.Board(list(pos.history))))
+                                                  for pos in positions]
+    assert len(positions) == 12 and max(nodes for *_, nodes in results) < 1_000_000
+
+
 def test_a_result_that_comes_twice_is_written_once(tmp_path: Path) -> None:
     """A chunk retried after its worker was lost may deliver its results again."""
     from c4engine.books.store import BuildStore

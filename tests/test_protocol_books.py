@@ -54,6 +54,34 @@ def test_a_book_for_the_board_in_play_is_probed(fresh: EngineProcess, book_5x4: 
     assert solve_nodes(engine) < without / 4
 
 
+def test_own_book_proves_the_first_plies_at_once(fresh: EngineProcess, book_5x4: Path) -> None:
+    """With ``OwnBook`` on and no ``BookFile``, a 7x6 position of 1 stone is proven
+    through the engine's own 4-stone book within 2,000 nodes (through the 12-stone
+    book alone it takes some 30,000, and column 2 is played); off, it is not; a
+    ``BookFile`` takes its place."""
+    engine = fresh
+
+    def answer() -> tuple[str, str]:
+        engine.send("ucinewgame")
+        engine.send("position startpos moves P@b1")
+        engine.send("go nodes 2000")
+        lines = engine.read_until("bestmove", READY_TIMEOUT)
+        return infos(lines)[-1]["kind"], lines[-1].split()[1]
+
+    assert answer() == ("mate", "P@c1")
+    engine.command("setoption name OwnBook value false")
+    assert answer()[0] == "cp"
+    engine.command("setoption name OwnBook value true")
+    assert answer() == ("mate", "P@c1")
+    engine.send("setoption name UCI_Variant value cfour-5x4")
+    engine.command(f"setoption name BookFile value {book_5x4}")
+    engine.send("setoption name UCI_Variant value cfour")
+    engine.sync(READY_TIMEOUT)
+    assert answer()[0] == "cp"
+    engine.command("setoption name BookFile value <empty>")
+    assert answer() == ("mate", "P@c1")
+
+
 def test_a_wrong_book_is_refused_and_the_last_good_one_stays(fresh: EngineProcess, book_5x4: Path,
                                                             tmp_path: Path) -> None:
     engine = fresh

@@ -17,10 +17,10 @@ from c4engine.training import data as training_data
 from c4engine.kernel.book import OpeningBook
 from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
-from c4engine.search.searcher import Searcher
+from c4engine.search.searcher import Searcher, proving_searcher
 from c4engine.rules.bits import mirror
 from c4engine.training.data import (
-    Dataset, book_sample, make_dataset, noisy_game, playout, proving_searcher, searched_positions, strength_keys,
+    Dataset, book_sample, make_dataset, noisy_game, playout, searched_positions, strength_keys,
 )
 from c4engine.training.linear import feature_matrix, train
 
@@ -96,7 +96,7 @@ def test_noisy_games_keep_the_result_while_the_book_proves_it(monkeypatch: pytes
     solver picks it): each position's result is the negation of the one before.  Random
     moves would throw results away within a few moves."""
     monkeypatch.setattr(training_data, "GAME_NOISE", 0.0)
-    solver = proving_searcher(STANDARD)
+    solver = proving_searcher(STANDARD, 64)
     rng = np.random.default_rng(4)
     checked = 0
     for _ in range(3):

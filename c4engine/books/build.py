@@ -21,11 +21,12 @@ from typing import IO, TypeVar
 
 
 from ..geometry import Geometry
+from ..kernel.book import SCORE_STONES
 from ..kernel.built_book import BookHeader, write_book
 from ..referee.cluster import first_done
 from ..rules.board import Board
 from ..search.limits import Limits
-from ..search.searcher import Searcher
+from ..search.searcher import Searcher, proving_searcher
 from .positions import book_positions
 from .store import BuildStore, Row, StoreError
 
@@ -58,14 +59,19 @@ def database_path(out: Path) -> Path:
 
 
 @functools.cache
-def _searcher(geometry: Geometry, hash_mb: int) -> Searcher:
-    """One searcher per process (a Ray worker keeps it from task to task)."""
-    return Searcher(hash_mb, geometry=geometry)
+def _searcher(spec: BuildSpec) -> Searcher:
+    """One searcher per process (a Ray worker keeps it from task to task).  A book
+    of fewer stones than the 12-stone book's is proven through it on 7x6 (in
+    thousands of nodes a position, not tens of millions); one of 12 or more is
+    solved from scratch, so that the 12-stone book can check it."""
+    if spec.plies < SCORE_STONES:
+        return proving_searcher(spec.geometry, spec.hash_mb)
+    return Searcher(spec.hash_mb, geometry=spec.geometry)
 
 
 def solve_chunk(spec: BuildSpec, rows: Sequence[Row]) -> list[Result]:
     """Each position's exact score (weak: its sign) and the nodes it took."""
-    searcher = _searcher(spec.geometry, spec.hash_mb)
+    searcher = _searcher(spec)
     results = []
     for row in rows:
         score, nodes = searcher.solve(Board(row.current, row.mask, geometry=spec.geometry), spec.weak)
@@ -120,7 +126,7 @@ def _duration(seconds: float) -> str:
 
 def enumerate_into(store: BuildStore, spec: BuildSpec) -> None:
     """The build's positions, with their hints, into ``store`` (one transaction)."""
-    prober = _searcher(spec.geometry, spec.hash_mb)
+    prober = _searcher(spec)
     positions = book_positions(spec.geometry, spec.plies)
     rows = ((key, pos.current, pos.mask, probe_nodes(prober, pos)) for key, pos in positions.items())
     store.save_positions(spec.geometry, spec.plies, spec.weak, rows)

@@ -29,6 +29,7 @@ from ..search.levels import FULL_STRENGTH, Strength, level_for_elo
 from ..search.limits import Budget, Lateness, Limits, clock_budget, movetime_budget
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
+from ..search.own_book import own_built_book
 from ..search.searcher import Searcher
 from ..search.weights import NTUPLE, ntuple_block, ntuple_note, weights_named
 from .go_params import GoParams
@@ -81,6 +82,7 @@ class Backend:
             self.searcher.clear()
         elif option == "OwnBook":
             self.searcher.set_book(self._wanted_book(self.geometry))
+            self.searcher.set_built_book(self._wanted_built_book(self.geometry))
         elif option == "BookFile":
             built_book = self._loaded_built_book(self.geometry)  # a refused file raises here
             self.searcher.set_built_book(built_book if self._full_strength() else None)
@@ -127,11 +129,12 @@ class Backend:
         return self._loaded_book()
 
     def _loaded_built_book(self, geometry: Geometry) -> BuiltBook | None:
-        """The ``BookFile`` book for ``geometry`` (None for ``<empty>``); OptionError when
-        the file is no sound book or is for another board."""
+        """The ``BookFile`` book for ``geometry``; for ``<empty>``, the engine's own
+        4-stone book on 7x6 if ``OwnBook`` is on, else none.  OptionError when the
+        file is no sound book or is for another board."""
         path = self.options.text("BookFile")
         if path == NO_PATH:
-            return None
+            return own_built_book() if self.options["OwnBook"] and geometry == STANDARD else None
         try:
             return BuiltBook.load(path, geometry)
         except BookFileError as err:

@@ -35,7 +35,7 @@ from ..rules.bits import column_cells, mirror
 from ..rules.board import Board
 from ..rules.notation import parse_digits
 from ..search.limits import Limits
-from ..search.searcher import Searcher
+from ..search.searcher import Searcher, proving_searcher
 
 HELD_OUT_FRACTION = 0.1
 _BOOK_STONES = 12
@@ -151,7 +151,7 @@ def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rn
     result, by the engine's solver; a position it cannot prove within ``node_limit``
     nodes is skipped (a node count, not a time, so that the data do not depend on
     the machine's load), so hard positions are under-represented."""
-    searcher = proving_searcher(geometry)
+    searcher = proving_searcher(geometry, PROVING_HASH_MB)
     found = seen = 0
     while found < count and seen < 20 * count:
         seen += 1
@@ -165,16 +165,13 @@ def solved_positions(geometry: Geometry, count: int, stones: tuple[int, int], rn
         yield board, result
 
 
-def proving_searcher(geometry: Geometry) -> Searcher:
-    """A searcher for :func:`prove`: on 7x6 with the book, which proves positions of
-    under 12 stones fast."""
-    return Searcher(64, book=OpeningBook.load() if geometry.is_standard else None, geometry=geometry)
+PROVING_HASH_MB = 64  # the solver's table: what a position of the game's stones needs
 
 
 def game_searchers(geometry: Geometry) -> tuple[Searcher, Searcher]:
     """The solver and the player of :func:`noisy_game`.  The player searches with the
     hand-written weights, so that the data do not change with the learned ones."""
-    return proving_searcher(geometry), Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
+    return proving_searcher(geometry, PROVING_HASH_MB), Searcher(16, weights=THREAT_WEIGHTS, geometry=geometry)
 
 
 def prove(searcher: Searcher, board: Board, node_limit: int) -> int | None:

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..geometry import Geometry
 from ..kernel.evaluation import N_LINEAR, THREAT_WEIGHTS
-from .data import Dataset, playout, proving_searcher, prove
+from ..search.searcher import proving_searcher
+from .data import PROVING_HASH_MB, Dataset, playout, prove
 from .linear import accuracy, feature_matrix, fit_scale
 from .network import canonical_keys, judge_block
 
@@ -39,7 +40,7 @@ def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int
                   found_one: Callable[[int], None] = lambda count: None) -> Dataset:
     """Up to ``per_phase`` solved playout positions in each phase (20 tries each at most)."""
     rng = np.random.default_rng([seed, HELD_OUT_STREAM])
-    solver = proving_searcher(geometry)
+    solver = proving_searcher(geometry, PROVING_HASH_MB)
     keys: set[int] = set()
     boards, results = [], []
     for low, high in phases(geometry):
