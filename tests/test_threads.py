@@ -32,7 +32,7 @@ from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
-from c4engine.search.pool import StopSignal
+from c4engine.search.pool import HELPER_NICE, Helper, StopSignal
 from c4engine.search.probes import SharedProbes
 from c4engine.search.searcher import Searcher
 from c4engine.search.thread import SearchThread
@@ -484,6 +484,20 @@ def test_allocating_a_large_table_touches_no_page() -> None:
 def test_the_hash_option_defaults_to_the_searchers_table() -> None:
     """The option and the searcher agree on the default table (16 MB; protocol.md says why)."""
     assert find_spec("Hash").default == DEFAULT_HASH_MB == Searcher().hash_mb == 16
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
+def test_a_helper_runs_its_jobs_below_the_main_threads_priority() -> None:
+    main_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen: list[int] = []
+    helper = Helper(9)
+    assert helper.run(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))).wait(5)
+    helper.close()
+    for thread in threading.enumerate():
+        if thread.name == "search-helper-9":
+            thread.join(5)  # gone before the next test counts threads
+    assert seen == [min(19, main_nice + HELPER_NICE)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_nice
 
 
 def test_a_dropped_searcher_ends_its_helper_threads() -> None:
