@@ -32,7 +32,7 @@ from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
-from c4engine.search.pool import HELPER_NICE, Helper, StopSignal
+from c4engine.search.pool import HELPER_NICE, StopSignal
 from c4engine.search.probes import SharedProbes
 from c4engine.search.searcher import Searcher
 from c4engine.search.thread import SearchThread
@@ -289,6 +289,39 @@ def test_on_an_even_width_the_helper_stays_at_1() -> None:
     assert helper.mem[layout.NODE_LIMIT] > 0 and not probes.leans_low
 
 
+def own_nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def helper_start_nice(probes: SharedProbes, helper: SearchThread) -> tuple[int | None, int]:
+    """The point ``probes`` gives ``helper`` and the priority of the thread that claimed
+    it, claimed on a new thread (which a helper's lowered priority cannot outlive)."""
+    seen: list[tuple[int | None, int]] = []
+    claimer = threading.Thread(target=lambda: seen.append((probes._start(helper), own_nice())))
+    claimer.start()
+    claimer.join(5)
+    del probes.probing[helper]
+    return seen[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
+def test_a_helper_on_a_probe_of_its_own_yields_to_the_main_thread_one_sharing_a_probe_does_not() -> None:
+    """Beside the main thread's probe at 0, a weak solve's helper shares it and keeps
+    its priority; a strong solve's takes 1, which the answer may not need, at a
+    priority HELPER_NICE below the main thread's."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    main_nice = own_nice()
+    weak = SharedProbes(Board(), searcher.kernel.solve)
+    weak.lowest, weak.highest = -1, 1
+    weak.probing[main] = 0
+    assert helper_start_nice(weak, helper) == (0, main_nice)
+    strong = SharedProbes(Board(), searcher.kernel.solve)
+    strong.probing[main] = 0
+    assert helper_start_nice(strong, helper) == (1, min(19, main_nice + HELPER_NICE))
+    assert own_nice() == main_nice
+
+
 def test_the_kernel_counts_the_root_moves_a_probe_refutes(one: Searcher) -> None:
     """ROOT_FAILS: a probe above the score refutes every root move it searches; one
     below it succeeds with its first move here, refuting none."""
@@ -484,20 +517,6 @@ def test_allocating_a_large_table_touches_no_page() -> None:
 def test_the_hash_option_defaults_to_the_searchers_table() -> None:
     """The option and the searcher agree on the default table (16 MB; protocol.md says why)."""
     assert find_spec("Hash").default == DEFAULT_HASH_MB == Searcher().hash_mb == 16
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
-def test_a_helper_runs_its_jobs_below_the_main_threads_priority() -> None:
-    main_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    seen: list[int] = []
-    helper = Helper(9)
-    assert helper.run(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))).wait(5)
-    helper.close()
-    for thread in threading.enumerate():
-        if thread.name == "search-helper-9":
-            thread.join(5)  # gone before the next test counts threads
-    assert seen == [min(19, main_nice + HELPER_NICE)]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main_nice
 
 
 def test_a_dropped_searcher_ends_its_helper_threads() -> None:

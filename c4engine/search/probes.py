@@ -8,6 +8,7 @@ from types import ModuleType
 
 from ..kernel.layout import NODE_LIMIT, ROOT_FAILS, STOP
 from ..rules.board import Board
+from .pool import yield_to_main_thread
 from .thread import UNLIMITED, SearchThread
 
 
@@ -34,7 +35,12 @@ class SharedProbes:
     ``ROOT_FAILS``) the score is most likely 0 or below, the probe at 1 is
     wasted, and the helper moves to -1 (a watcher polls for it every
     ``WATCH_SECONDS``).  On an even width the evidence misleads: 6x7's probe at
-    0 refutes both centre columns before it wins with another.
+    0 refutes both centre columns before it wins with another.  A helper that takes
+    a probe of its own yields the processor to the main thread for good
+    (:func:`~.pool.yield_to_main_thread`): on a machine short of cores the
+    main thread's probe, which the answer needs, keeps its speed; a helper
+    that only shares probes (a weak solve's one probe at 0, where two
+    threads take fewer nodes than one even on one core) keeps its priority.
     docs/design.md ("Threads") has the figures."""
 
     WATCH_SECONDS = 0.001
@@ -68,6 +74,8 @@ class SharedProbes:
             if self.lowest >= self.highest:
                 return None
             point = self._free_point()
+            if thread.index > 0 and self.probing and point not in self.probing.values():
+                yield_to_main_thread()  # a probe of its own: the answer may not need it
             self.probing[thread] = point
             thread.begin(UNLIMITED)
             if point == 1 and self.lone_centre and self.lowest <= 0 and 0 in self.probing.values():
