@@ -322,6 +322,18 @@ def test_a_helper_on_a_probe_of_its_own_yields_to_the_main_thread_one_sharing_a_
     assert own_nice() == main_nice
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
+def test_the_warm_ups_solve_leaves_the_helpers_priority_alone() -> None:
+    """The warm-up's shared solve (``yielding`` off) may give the helper a probe of
+    its own, but lowered there it would stay lowered for a weak solve, whose helper
+    only shares one."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    warm_up = SharedProbes(Board(), searcher.kernel.solve, yielding=False)
+    warm_up.probing[main] = 0
+    assert helper_start_nice(warm_up, helper) == (1, own_nice())
+
+
 def test_the_kernel_counts_the_root_moves_a_probe_refutes(one: Searcher) -> None:
     """ROOT_FAILS: a probe above the score refutes every root move it searches; one
     below it succeeds with its first move here, refuting none."""

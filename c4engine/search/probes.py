@@ -45,8 +45,11 @@ class SharedProbes:
 
     WATCH_SECONDS = 0.001
 
-    def __init__(self, pos: Board, solve: ModuleType) -> None:
-        """``solve``: the :mod:`c4engine.kernel.solve` of the position's board."""
+    def __init__(self, pos: Board, solve: ModuleType, yielding: bool = True) -> None:
+        """``solve``: the :mod:`c4engine.kernel.solve` of the position's board;
+        ``yielding``: whether a helper on a probe of its own yields to the main
+        thread (not in a searcher's warm-up, solved at once: its helpers would stay
+        lowered for the real solves)."""
         self.pos = pos
         self.solve = solve
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
@@ -54,6 +57,7 @@ class SharedProbes:
         self.nodes = 0
         self.leans_low = False  # the probe at 0 has refuted a root move
         self.lone_centre = pos.geometry.width % 2 == 1  # see the class
+        self.yielding = yielding
         self.lock = threading.Lock()
 
     def run(self, thread: SearchThread) -> None:
@@ -74,7 +78,7 @@ class SharedProbes:
             if self.lowest >= self.highest:
                 return None
             point = self._free_point()
-            if thread.index > 0 and self.probing and point not in self.probing.values():
+            if self.yielding and thread.index > 0 and self.probing and point not in self.probing.values():
                 yield_to_main_thread()  # a probe of its own: the answer may not need it
             self.probing[thread] = point
             thread.begin(UNLIMITED)
