@@ -32,7 +32,7 @@ from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons
 from c4engine.search.limits import Limits
 from c4engine.search.memory import DEFAULT_HASH_MB, allocate_zeros, fault_in, forget_pages
-from c4engine.search.pool import StopSignal
+from c4engine.search.pool import HELPER_NICE, StopSignal
 from c4engine.search.probes import SharedProbes
 from c4engine.search.searcher import Searcher
 from c4engine.search.thread import SearchThread
@@ -287,6 +287,51 @@ def test_on_an_even_width_the_helper_stays_at_1() -> None:
     assert probes._start(helper) == 1
     time.sleep(20 * SharedProbes.WATCH_SECONDS)
     assert helper.mem[layout.NODE_LIMIT] > 0 and not probes.leans_low
+
+
+def own_nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def helper_start_nice(probes: SharedProbes, helper: SearchThread) -> tuple[int | None, int]:
+    """The point ``probes`` gives ``helper`` and the priority of the thread that claimed
+    it, claimed on a new thread (which a helper's lowered priority cannot outlive)."""
+    seen: list[tuple[int | None, int]] = []
+    claimer = threading.Thread(target=lambda: seen.append((probes._start(helper), own_nice())))
+    claimer.start()
+    claimer.join(5)
+    del probes.probing[helper]
+    return seen[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
+def test_a_helper_on_a_probe_of_its_own_yields_to_the_main_thread_one_sharing_a_probe_does_not() -> None:
+    """Beside the main thread's probe at 0, a weak solve's helper shares it and keeps
+    its priority; a strong solve's takes 1, which the answer may not need, at a
+    priority HELPER_NICE below the main thread's."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    main_nice = own_nice()
+    weak = SharedProbes(Board(), searcher.kernel.solve)
+    weak.lowest, weak.highest = -1, 1
+    weak.probing[main] = 0
+    assert helper_start_nice(weak, helper) == (0, main_nice)
+    strong = SharedProbes(Board(), searcher.kernel.solve)
+    strong.probing[main] = 0
+    assert helper_start_nice(strong, helper) == (1, min(19, main_nice + HELPER_NICE))
+    assert own_nice() == main_nice
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread of its own priority is Linux's")
+def test_the_warm_ups_solve_leaves_the_helpers_priority_alone() -> None:
+    """The warm-up's shared solve (``yielding`` off) may give the helper a probe of
+    its own, but lowered there it would stay lowered for a weak solve, whose helper
+    only shares one."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main, helper = searcher.threads
+    warm_up = SharedProbes(Board(), searcher.kernel.solve, yielding=False)
+    warm_up.probing[main] = 0
+    assert helper_start_nice(warm_up, helper) == (1, own_nice())
 
 
 def test_the_kernel_counts_the_root_moves_a_probe_refutes(one: Searcher) -> None:

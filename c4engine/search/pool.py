@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import queue
+import sys
 import threading
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -65,6 +68,9 @@ class Race:
     seldepth: int
 
 
+HELPER_NICE = 19  # how much lower a speculating helper's scheduling priority is (see yield_to_main_thread)
+
+
 class Helper:
     """A helper search thread: a daemon that runs the jobs it is handed, one at a time,
     until it is handed None.  Daemon, so that a search still running at exit can
@@ -93,6 +99,29 @@ class Helper:
 
     def close(self) -> None:
         self._jobs.put(None)
+
+
+def yield_to_main_thread() -> None:
+    """Give the calling thread the main thread's scheduling priority lowered by
+    HELPER_NICE (at most to 19), for good: a thread may lower its priority,
+    and only a privileged one raise it again.
+
+    For a helper about to do work that the answer may not need (the exact
+    solve's probe beside the main thread's, :class:`~.probes.SharedProbes`).
+    Where the process gets fewer cores than it has search threads (a loaded
+    machine: with Linux's autogroup scheduling one other busy session leaves a
+    2-thread search one core), threads of equal priority split a core: the
+    main thread's probe, which the answer waits for, runs at half speed while
+    a probe the answer turns out not to need (on 5x7, 6x5, 7x5 and 6x6) costs
+    its full price.  Lowered, the helper runs on what the main thread leaves
+    idle; on an idle machine, as before.  docs/design.md ("Threads") has the
+    figures.  Linux only (there ``setpriority`` on a thread id renices that
+    thread alone, elsewhere the whole process); a refusal is ignored."""
+    if not sys.platform.startswith("linux"):
+        return
+    with suppress(OSError):
+        lowered = min(19, os.getpriority(os.PRIO_PROCESS, os.getpid()) + HELPER_NICE)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), lowered)
 
 
 def close_helpers(helpers: list[Helper]) -> None:

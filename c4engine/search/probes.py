@@ -8,6 +8,7 @@ from types import ModuleType
 
 from ..kernel.layout import NODE_LIMIT, ROOT_FAILS, STOP
 from ..rules.board import Board
+from .pool import yield_to_main_thread
 from .thread import UNLIMITED, SearchThread
 
 
@@ -34,13 +35,21 @@ class SharedProbes:
     ``ROOT_FAILS``) the score is most likely 0 or below, the probe at 1 is
     wasted, and the helper moves to -1 (a watcher polls for it every
     ``WATCH_SECONDS``).  On an even width the evidence misleads: 6x7's probe at
-    0 refutes both centre columns before it wins with another.
+    0 refutes both centre columns before it wins with another.  A helper that takes
+    a probe of its own yields the processor to the main thread for good
+    (:func:`~.pool.yield_to_main_thread`): on a machine short of cores the
+    main thread's probe, which the answer needs, keeps its speed; a helper
+    that only shares probes (a weak solve's one probe at 0, where two
+    threads take fewer nodes than one even on one core) keeps its priority.
     docs/design.md ("Threads") has the figures."""
 
     WATCH_SECONDS = 0.001
 
-    def __init__(self, pos: Board, solve: ModuleType) -> None:
-        """``solve``: the :mod:`c4engine.kernel.solve` of the position's board."""
+    def __init__(self, pos: Board, solve: ModuleType, yielding: bool = True) -> None:
+        """``solve``: the :mod:`c4engine.kernel.solve` of the position's board;
+        ``yielding``: whether a helper on a probe of its own yields to the main
+        thread (not in a searcher's warm-up, solved at once: its helpers would stay
+        lowered for the real solves)."""
         self.pos = pos
         self.solve = solve
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
@@ -48,6 +57,7 @@ class SharedProbes:
         self.nodes = 0
         self.leans_low = False  # the probe at 0 has refuted a root move
         self.lone_centre = pos.geometry.width % 2 == 1  # see the class
+        self.yielding = yielding
         self.lock = threading.Lock()
 
     def run(self, thread: SearchThread) -> None:
@@ -68,6 +78,8 @@ class SharedProbes:
             if self.lowest >= self.highest:
                 return None
             point = self._free_point()
+            if self.yielding and thread.index > 0 and self.probing and point not in self.probing.values():
+                yield_to_main_thread()  # a probe of its own: the answer may not need it
             self.probing[thread] = point
             thread.begin(UNLIMITED)
             if point == 1 and self.lone_centre and self.lowest <= 0 and 0 in self.probing.values():

@@ -288,7 +288,7 @@ class Searcher:
         self.solve(pos)
         if self._helpers and not pos.can_win_now():
             self.clear()
-            self._solve_shared(pos)
+            self._solve_shared(pos, yielding=False)
         self.clear()
 
     def race(self, job: Callable[[SearchThread], int], node_budget: int) -> Race:
@@ -371,13 +371,14 @@ class Searcher:
             self._attach(StopSignal())
         return race.value, race.nodes
 
-    def _solve_shared(self, pos: Board) -> tuple[int, int]:
+    def _solve_shared(self, pos: Board, yielding: bool = True) -> tuple[int, int]:
         """Solve an early position exactly with the threads probing different windows
         (see :class:`SharedProbes`).  Only early positions: there the first probe,
         at 0, costs most and 1 is a likely second one; later, the solver's far probes
         are cheap and a Python call per probe costs more than it saves.
-        A position whose mover wins at once is not given to the kernel."""
-        probes = self._probes = SharedProbes(pos, self.kernel.solve)
+        A position whose mover wins at once is not given to the kernel.  Without
+        ``yielding`` (the warm-up's solve) no helper lowers its priority."""
+        probes = self._probes = SharedProbes(pos, self.kernel.solve, yielding)
         try:
             self._on_every_thread(probes.run)
         finally:
