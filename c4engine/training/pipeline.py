@@ -238,7 +238,7 @@ def make_data(run: Run, store: TrainingStore) -> None:
     progress = Progress(run.spec.games, sum(chunk_games(run.spec, chunk) for chunk in done), _stream(run), "games")
     try:
         to_do = [chunk for chunk in range(run.spec.chunks) if chunk not in done]
-        solved = int(store.positions(run.spec.chunks)[0].size)
+        solved = store.position_count(run.spec.chunks)
         for chunk, positions in run.solver(run.spec, to_do):
             store.record_chunk(chunk, positions)
             solved += positions[0].size

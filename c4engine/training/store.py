@@ -72,6 +72,12 @@ class TrainingStore:
                             (chunk, current.astype(np.int64).tobytes(), mask.astype(np.int64).tobytes(),
                              result.astype(np.int8).tobytes()))
 
+    def position_count(self, chunks: int) -> int:
+        """How many positions the chunks below ``chunks`` hold (a result is one byte)."""
+        row = self.db.execute("SELECT COALESCE(SUM(LENGTH(result)), 0) FROM chunks WHERE chunk < ?",
+                              (chunks,)).fetchone()
+        return int(row[0])
+
     def positions(self, chunks: int) -> Positions:
         """The positions of the chunks below ``chunks``, in chunk order (whatever order
         they were solved in)."""
