@@ -217,11 +217,13 @@ def test_the_list_of_games_to_pick_from_is_bounded() -> None:
 async def test_bad_and_out_of_turn_requests_get_errors_and_change_nothing(opener: Opener) -> None:
     page = await opener()
     await page.ready()
-    await page.send(op="settings", mode="second", movetime=3000)
-    await page.state_where(lambda s: s["thinking"] == "move")  # the engine moves first
-    before = page.state
+    # The engine moves first; at a level it searches without its books, which prove
+    # the start at once, and takes about half a second here.
+    await page.send(op="settings", mode="second", movetime=3000, level=19)
+    await page.state_where(lambda s: s["thinking"] == "move")
     await page.send(op="move", column=4)
     assert "engine's turn" in await page.error()
+    before = await page.state_where(lambda s: len(s["moves"]) == 1 and s["thinking"] != "move")
     refusals: list[tuple[dict[str, Any], str]] = [
         ({"op": "fly"}, "unknown request 'fly'"),
         ({"op": "settings", "level": 21}, "level must be a whole number from 0 to 20"),
