@@ -28,7 +28,7 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
-from .arguments import flag, seconds, whole_number
+from .arguments import file_path, flag, seconds, whole_number
 from .geometry import STANDARD, Geometry
 from .position import IllegalMoveError, Position, board_shape
 
@@ -89,13 +89,15 @@ def use_book(path: str | None) -> None:
     :func:`warm_up`), 7x6 before any.  Calls on another board search without it,
     and calls back on its board with it again.  Raises ``ValueError``
     (:class:`c4engine.kernel.built_book.BookFileError`), and keeps the book in
-    use, for a file that is no sound book or is for another board."""
+    use, for a file that is no sound book or is for another board, or a path
+    that is no ``str`` or ``os.PathLike``."""
     from .kernel.built_book import BuiltBook
 
     global _built_book
+    text = None if path is None else file_path(path, "use_book: path")
     with _lock:
         geometry = STANDARD if _shared is None else _shared.geometry
-        _built_book = None if path is None else BuiltBook.load(path, geometry)
+        _built_book = None if text is None else BuiltBook.load(text, geometry)
         if _shared is not None:
             _shared.set_built_book(_built_book)
 

@@ -545,3 +545,11 @@ def test_use_book_refuses_another_boards_book_or_a_bad_file_and_keeps_its_book(
     finally:
         c4engine.use_book(None)
 
+
+
+@pytest.mark.parametrize("path", [b"x.book", 4, 2**64, ["x.book"], object()])
+def test_use_book_refuses_a_path_of_another_type_with_value_error(path: object) -> None:
+    c4engine.use_book(None)
+    with pytest.raises(ValueError, match="use_book: path must be"):
+        c4engine.use_book(path)  # type: ignore[arg-type]
+    assert c4engine.api._built_book is None
