@@ -134,6 +134,16 @@ def test_unreadable_lines_are_answered_in_their_turn() -> None:
                      "info string error line longer than 65536 bytes ignored", "readyok"]
 
 
+def test_control_characters_echoed_from_the_input_are_escaped() -> None:
+    """An error quotes its input; a NUL (which ends a line for a C reader), an escape
+    sequence (which a terminal runs) or a C1 control in it is written as ``\\xNN``.
+    Sent through a pipe: a terminal would take DEL as an erase itself."""
+    done = subprocess.run([sys.executable, "-m", "c4engine"], input=b"he\x00llo\x1b[2J\x07\xc2\x9b\x7f\n",
+                          capture_output=True, timeout=60, check=True)
+    assert [line for line in done.stdout.decode().splitlines() if ERROR_RE.fullmatch(line)] == [
+        "info string error unknown command 'he\\x00llo\\x1b[2J\\x07\\x9b\\x7f'"]
+
+
 def test_position_during_search_stops_it_then_takes_the_new_position(engine: EngineProcess) -> None:
     """A refused ``position`` leaves the search running; an accepted one makes it write
     its bestmove (for the old position), and the next search uses the new position."""
