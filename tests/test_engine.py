@@ -513,6 +513,17 @@ def test_an_option_the_engine_refuses_is_an_engine_error(options, refusal):
         SimpleEngine.popen(REAL, ready_timeout=180, options=options)
 
 
+def test_configure_with_an_option_the_engine_refuses_is_an_engine_error():
+    """``configure`` after the start: the refusal is raised, and ``configured`` keeps
+    what the engine really has."""
+    with SimpleEngine.popen(REAL, ready_timeout=180) as engine:
+        with pytest.raises(EngineError, match="option MultiPV: 99 is outside"):
+            engine.configure({"MultiPV": 99})
+        assert "MultiPV" not in engine.configured
+        engine.configure({"MultiPV": 2})
+        assert engine.configured["MultiPV"] == "2"
+
+
 @pytest.mark.parametrize("token", ["P@d٣", "P@d３", "P@d²", "٤"])
 def test_a_move_with_digits_other_than_ascii_is_no_move(token):
     """Issue 27: the protocol writes ranks and columns in ASCII digits only, so a

@@ -145,7 +145,11 @@ class EngineClient:
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
-        refusals = self.is_ready(startup_timeout + hash_ready_seconds(options))
+        self.check_refusals(self.is_ready(startup_timeout + hash_ready_seconds(options)))
+
+    def check_refusals(self, refusals: list[str]) -> None:
+        """EngineError with the first of the ``info string error`` lines :meth:`is_ready`
+        returned, if any: a refused option must not leave the engine at its default unsaid."""
         if refusals:
             raise EngineError(f"{self.name}: {refusals[0].removeprefix(ERROR_PREFIX)}")
 
