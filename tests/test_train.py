@@ -263,6 +263,19 @@ def test_the_overlap_command_refuses_a_file_of_no_run(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "holds no training run" in result.output
 
 
+def test_the_overlap_command_leaves_a_file_of_no_run_as_it_was(tmp_path: Path) -> None:
+    """``held-out overlap`` only reads its checkpoint: given an empty or a text file by
+    mistake it refused it but had written SQLite tables into it."""
+    empty, text = tmp_path / "empty.txt", tmp_path / "notes.txt"
+    empty.write_bytes(b"")
+    text.write_text("4453 -1 0 1 -2 -1 0 3\n")
+    for path, message in ((empty, "holds no training run"), (text, "file is not a database")):
+        before = path.read_bytes()
+        result = CliRunner().invoke(cli, ["held-out", "overlap", str(path), str(text)])
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert path.read_bytes() == before
+
+
 def test_leaves_and_playouts_join_the_games_and_the_command_records_them(first: Path) -> None:
     """A run without them keeps the settings it had before they existed (an older
     checkpoint goes on); with them, a game's positions are solved with more beside."""
