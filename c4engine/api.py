@@ -198,7 +198,8 @@ def review(moves_or_game: object, movetime: float | None = None,
     Raises :class:`IllegalMoveError` for an illegal move in a position or
     move list, ``ValueError`` for PGN that is not one readable game (the
     message names the move) or a ``movetime`` that is no time (the rule of
-    :mod:`c4engine.arguments`), and ``c4engine.engine.EngineError`` when the
+    :mod:`c4engine.arguments`) or an ``engine`` that is no command line (a
+    ``str``, or a list of ``str``), and ``c4engine.engine.EngineError`` when the
     engine fails."""
     from .reviewer.driver import review_game
     return review_game(moves_or_game, movetime, engine)

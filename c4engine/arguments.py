@@ -14,6 +14,8 @@ argument and nothing of the search underneath ever leaks out.
   :data:`NO_LIMIT_SECONDS` or more, means no time limit.
 - A file path (``use_book``) is a ``str`` or an ``os.PathLike`` that gives one;
   ``bytes`` paths are not taken.
+- A command line (``review``'s engine) is a ``str`` with something in it, or a
+  non-empty list or tuple of ``str``.
 """
 
 from __future__ import annotations
@@ -67,3 +69,13 @@ def file_path(value: object, name: str) -> str:
     if not isinstance(text, str):
         raise ValueError(f"{name} must be a str or os.PathLike path, got {value!r}")
     return text
+
+
+def command_line(value: object, name: str) -> str | list[str]:
+    """``value`` as a command line to start, or ValueError naming ``name`` and the value:
+    starting the process would raise TypeError for an int or bytes in it."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(word, str) for word in value):
+        return list(value)
+    raise ValueError(f"{name} must be a command line: a str or a list of str, got {value!r}")
