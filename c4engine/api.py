@@ -28,7 +28,7 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
-from .arguments import flag, seconds, whole_number
+from .arguments import file_path, flag, seconds, whole_number
 from .geometry import STANDARD, Geometry
 from .position import IllegalMoveError, Position, board_shape
 
@@ -89,13 +89,15 @@ def use_book(path: str | None) -> None:
     :func:`warm_up`), 7x6 before any.  Calls on another board search without it,
     and calls back on its board with it again.  Raises ``ValueError``
     (:class:`c4engine.kernel.built_book.BookFileError`), and keeps the book in
-    use, for a file that is no sound book or is for another board."""
+    use, for a file that is no sound book or is for another board, or a path
+    that is no ``str`` or ``os.PathLike``."""
     from .kernel.built_book import BuiltBook
 
     global _built_book
+    text = None if path is None else file_path(path, "use_book: path")
     with _lock:
         geometry = STANDARD if _shared is None else _shared.geometry
-        _built_book = None if path is None else BuiltBook.load(path, geometry)
+        _built_book = None if text is None else BuiltBook.load(text, geometry)
         if _shared is not None:
             _shared.set_built_book(_built_book)
 
@@ -196,7 +198,8 @@ def review(moves_or_game: object, movetime: float | None = None,
     Raises :class:`IllegalMoveError` for an illegal move in a position or
     move list, ``ValueError`` for PGN that is not one readable game (the
     message names the move) or a ``movetime`` that is no time (the rule of
-    :mod:`c4engine.arguments`), and ``c4engine.engine.EngineError`` when the
+    :mod:`c4engine.arguments`) or an ``engine`` that is no command line (a
+    ``str``, or a list of ``str``), and ``c4engine.engine.EngineError`` when the
     engine fails."""
     from .reviewer.driver import review_game
     return review_game(moves_or_game, movetime, engine)

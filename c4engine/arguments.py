@@ -12,12 +12,17 @@ argument and nothing of the search underneath ever leaks out.
 - A flag (``weak``) is ``True`` or ``False``.
 - A time is a real number of seconds above 0; ``inf``, and any time of
   :data:`NO_LIMIT_SECONDS` or more, means no time limit.
+- A file path (``use_book``) is a ``str`` or an ``os.PathLike`` that gives one;
+  ``bytes`` paths are not taken.
+- A command line (``review``'s engine) is a ``str`` with something in it, or a
+  non-empty list or tuple of ``str``.
 """
 
 from __future__ import annotations
 
 import numbers
 import operator
+import os
 
 NO_LIMIT_SECONDS = 10**9  # about 32 years: beyond what a timer can wait for on every platform
 
@@ -55,3 +60,22 @@ def seconds(value: object, name: str) -> float | None:
     if value >= NO_LIMIT_SECONDS:
         return None
     return float(value)
+
+
+def file_path(value: object, name: str) -> str:
+    """``value`` as a path string, or ValueError naming ``name`` and the value: the
+    file layer underneath would raise TypeError for another type."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a str or os.PathLike path, got {value!r}")
+    return text
+
+
+def command_line(value: object, name: str) -> str | list[str]:
+    """``value`` as a command line to start, or ValueError naming ``name`` and the value:
+    starting the process would raise TypeError for an int or bytes in it."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(word, str) for word in value):
+        return list(value)
+    raise ValueError(f"{name} must be a command line: a str or a list of str, got {value!r}")

@@ -545,3 +545,19 @@ def test_use_book_refuses_another_boards_book_or_a_bad_file_and_keeps_its_book(
     finally:
         c4engine.use_book(None)
 
+
+
+@pytest.mark.parametrize("path", [b"x.book", 4, 2**64, ["x.book"], object()])
+def test_use_book_refuses_a_path_of_another_type_with_value_error(path: object) -> None:
+    c4engine.use_book(None)
+    with pytest.raises(ValueError, match="use_book: path must be"):
+        c4engine.use_book(path)  # type: ignore[arg-type]
+    assert c4engine.api._built_book is None
+
+
+@pytest.mark.parametrize("engine", [5, b"c4engine", ["python", 5], [None], [], ""])
+def test_review_refuses_an_engine_that_is_no_command_line_with_value_error(engine: object) -> None:
+    """``engine`` is a command line, a string or a list of strings: anything else was
+    a TypeError from deep in the process start (an int in the list, bytes)."""
+    with pytest.raises(ValueError, match="review: engine must be"):
+        c4engine.review("4453", movetime=0.05, engine=engine)  # type: ignore[arg-type]

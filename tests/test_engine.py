@@ -503,6 +503,27 @@ def test_real_c4engine_bounds_stay_bounds():
     assert "lowerbound" not in info
 
 
+@pytest.mark.parametrize("options, refusal", [({"Hash": 0}, "option Hash: 0 is outside"),
+                                               ({"Nope": 1}, "no option named 'Nope'")])
+def test_an_option_the_engine_refuses_is_an_engine_error(options, refusal):
+    """``c4engine strength --option Hash=0`` ran with the default table and said
+    nothing: the engine's ``info string error`` on a ``setoption`` of the start-up
+    was dropped with the other lines before ``readyok``.  It ends the start instead."""
+    with pytest.raises(EngineError, match=refusal):
+        SimpleEngine.popen(REAL, ready_timeout=180, options=options)
+
+
+def test_configure_with_an_option_the_engine_refuses_is_an_engine_error():
+    """``configure`` after the start: the refusal is raised, and ``configured`` keeps
+    what the engine really has."""
+    with SimpleEngine.popen(REAL, ready_timeout=180) as engine:
+        with pytest.raises(EngineError, match="option MultiPV: 99 is outside"):
+            engine.configure({"MultiPV": 99})
+        assert "MultiPV" not in engine.configured
+        engine.configure({"MultiPV": 2})
+        assert engine.configured["MultiPV"] == "2"
+
+
 @pytest.mark.parametrize("token", ["P@d٣", "P@d３", "P@d²", "٤"])
 def test_a_move_with_digits_other_than_ascii_is_no_move(token):
     """Issue 27: the protocol writes ranks and columns in ASCII digits only, so a

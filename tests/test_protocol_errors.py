@@ -121,6 +121,29 @@ def test_non_utf8_line_is_refused(engine: EngineProcess) -> None:
     assert engine.command("d")[-1] == "Moves: 4 4 5 3"
 
 
+def test_unreadable_lines_are_answered_in_their_turn() -> None:
+    """Commands are carried out in the order they were sent, and a line that cannot be
+    read is one of them: its error follows the answers to the commands before it
+    (here an ``isready`` held up by a board being set up), not the moment it was read."""
+    script = (b"setoption name UCI_Variant value cfour-5x4\nisready\nd \xff\xfe\n"
+              + b"x" * (70 * 1024) + b"\nisready\n")
+    done = subprocess.run([sys.executable, "-m", "c4engine"], input=script, capture_output=True,
+                          timeout=120, check=True)
+    lines = [line for line in done.stdout.decode().splitlines() if line == "readyok" or ERROR_RE.fullmatch(line)]
+    assert lines == ["readyok", "info string error line is not valid UTF-8; ignored",
+                     "info string error line longer than 65536 bytes ignored", "readyok"]
+
+
+def test_control_characters_echoed_from_the_input_are_escaped() -> None:
+    """An error quotes its input; a NUL (which ends a line for a C reader), an escape
+    sequence (which a terminal runs) or a C1 control in it is written as ``\\xNN``.
+    Sent through a pipe: a terminal would take DEL as an erase itself."""
+    done = subprocess.run([sys.executable, "-m", "c4engine"], input=b"he\x00llo\x1b[2J\x07\xc2\x9b\x7f\n",
+                          capture_output=True, timeout=60, check=True)
+    assert [line for line in done.stdout.decode().splitlines() if ERROR_RE.fullmatch(line)] == [
+        "info string error unknown command 'he\\x00llo\\x1b[2J\\x07\\x9b\\x7f'"]
+
+
 def test_position_during_search_stops_it_then_takes_the_new_position(engine: EngineProcess) -> None:
     """A refused ``position`` leaves the search running; an accepted one makes it write
     its bestmove (for the old position), and the next search uses the new position."""

@@ -7,7 +7,11 @@ promises checked on everything that comes back.
   answer is ``bestmove (none)``);
 - every ``isready`` answered with ``readyok``, every ``uci`` with ``uciok``;
 - no traceback or anything else on standard error, exit status 0;
-- every output line one of the forms of protocol.md (``protocol_grammar.py``).
+- every output line one of the forms of protocol.md (``protocol_grammar.py``), with
+  no control character in it.
+
+A slow variant runs the same on six boards switched mid-stream, with book and
+variants files that cannot be used and lines holding control characters.
 
 Each process reads its whole script through a pipe and ends at the end of input,
 which lets every bounded search finish and stops the others (``quit`` has its
@@ -18,11 +22,14 @@ movetimes and clocks), so the whole run takes some seconds.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import pytest
 from protocol_grammar import BESTMOVE_RE, is_known_line
 
 SEED = 20261122
@@ -32,6 +39,7 @@ COMMANDS_PER_BATCH = (4, 14)
 NUMBER_KEYS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo", "mate")
 BAD_NUMBERS = ("x", "1_0", "+2", "\u0663", "", "1.5", "-0x1", "9" * 40, "\u00b2")
 FILES = "abcdefg"
+CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # never in an output line (protocol.md, Errors)
 
 
 @dataclass
@@ -186,6 +194,58 @@ class Generator:
         script.isready += 1
 
 
+class BoardGenerator(Generator):
+    """The same commands on several boards, switched mid-stream (boards past 64 bits
+    and odd ones among them), with moves as drops on the board in play, book and
+    variants files that cannot be used, and lines with control characters."""
+
+    BOARDS = {"cfour": (7, 6), "cfour-8x8": (8, 8), "cfour-9x7": (9, 7), "cfour-4x4": (4, 4),
+              "cfour-10x6": (10, 6), "cfour-6x5k3": (6, 5)}
+
+    def __init__(self, rng: random.Random, unusable_files: list[str]) -> None:
+        super().__init__(rng)
+        self.unusable_files = unusable_files
+        self.width, self.height = 7, 6
+
+    def moves(self) -> str:
+        """Drops on the board in play, now and then one too many in a column or off it."""
+        rng = self.rng
+        heights = [0] * self.width
+        out = []
+        for _ in range(rng.randint(0, 14)):
+            col = rng.randrange(self.width)
+            if heights[col] < self.height or rng.random() < 0.05:
+                heights[col] += 1
+                out.append(f"P@{chr(ord('a') + col)}{heights[col]}")
+        if rng.random() < 0.1:
+            out.append(rng.choice(["P@z1", "P@a0", "P@a99", "10", "P@"]))
+        return " ".join(out)
+
+    def setoption(self) -> str:
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.15:
+            name = rng.choice(list(self.BOARDS))
+            self.width, self.height = self.BOARDS[name]
+            return f"setoption name UCI_Variant value {name}"
+        if roll < 0.25:
+            option = rng.choice(["BookFile", "VariantPath"])
+            return f"setoption name {option} value {rng.choice(self.unusable_files)}"
+        if roll < 0.3:
+            return rng.choice(["setoption name UCI_Variant value cfour-12x10", "setoption name Threads value 2",
+                               "setoption name Threads value 1", "setoption name Hash value 99999999999999"])
+        line = super().setoption()
+        if line == "setoption name UCI_Variant value cfour":
+            self.width, self.height = self.BOARDS["cfour"]
+        return line
+
+    def other(self) -> str:
+        rng = self.rng
+        if rng.random() < 0.1:
+            return rng.choice(["he\x00llo", "go\x00 depth 1", "\x1b[2Jd", "position startpos moves\x7f"])
+        return super().other()
+
+
 def run_script(script: Script) -> subprocess.CompletedProcess[bytes]:
     data = "".join(line + "\n" for line in script.lines).encode()
     data += b"d \xff\xfe\n"  # one line that is not UTF-8
@@ -194,21 +254,39 @@ def run_script(script: Script) -> subprocess.CompletedProcess[bytes]:
 
 def test_random_command_batches_keep_the_protocols_promises() -> None:
     rng = random.Random(SEED)
-    scripts = []
-    for _ in range(PROCESSES):
-        script = Script()
-        generator = Generator(random.Random(rng.random()))
-        for _ in range(BATCHES_PER_PROCESS):
-            generator.batch(script)
-        scripts.append(script)
-    with ThreadPoolExecutor(PROCESSES) as pool:
+    generators = [Generator(random.Random(rng.random())) for _ in range(PROCESSES)]
+    check_scripts([make_script(generator, BATCHES_PER_PROCESS) for generator in generators])
+
+
+@pytest.mark.slow
+def test_random_batches_on_switching_boards_keep_the_protocols_promises(tmp_path: Path) -> None:
+    """Two processes of 60 batches each on six boards, switched mid-stream (about two
+    minutes with the boards' kernels compiled)."""
+    garbage = tmp_path / "garbage.book"
+    garbage.write_bytes(random.Random(SEED).randbytes(4096))
+    unusable = [str(garbage), str(tmp_path), str(tmp_path / "missing.book"), "/dev/null"]
+    rng = random.Random(SEED + 1)
+    generators = [BoardGenerator(random.Random(rng.random()), unusable) for _ in range(2)]
+    check_scripts([make_script(generator, 60) for generator in generators])
+
+
+def make_script(generator: Generator, batches: int) -> Script:
+    script = Script()
+    for _ in range(batches):
+        generator.batch(script)
+    return script
+
+
+def check_scripts(scripts: list[Script]) -> None:
+    """Run each script in a process of its own and check what protocol.md promises."""
+    with ThreadPoolExecutor(len(scripts)) as pool:
         results = list(pool.map(run_script, scripts))
     for number, (script, done) in enumerate(zip(scripts, results)):
         where = f"process {number} (seed {SEED})"
         assert done.stderr == b"", f"{where}: stderr\n{done.stderr.decode(errors='replace')[-3000:]}"
         assert done.returncode == 0, where
-        lines = done.stdout.decode().splitlines()
-        stray = [line for line in lines if not is_known_line(line)]
+        lines = done.stdout.decode().split("\n")[:-1]  # splitlines would also cut at control characters
+        stray = [line for line in lines if not is_known_line(line) or CONTROL_RE.search(line)]
         assert stray == [], f"{where}: lines outside the protocol's grammar: {stray[:5]}"
         assert lines.count("readyok") == script.isready, where
         assert lines.count("uciok") == script.uci, where

@@ -215,6 +215,17 @@ def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "not a set of positions" in result.output
 
 
+def test_a_text_file_given_as_positions_is_not_called_pickled_data(tmp_path: Path) -> None:
+    """numpy reads a file that is no .npz archive as a pickle and refuses it with advice
+    to load it unsafely: the error says what the file is not instead."""
+    text = tmp_path / "positions.txt"
+    text.write_text("4453 -1 0 2 1 -3 0 1\n")
+    result = CliRunner().invoke(cli, ["train", "--out", str(tmp_path / "n.npz"), "--held-out", str(text)])
+    assert result.exit_code == 1, result.output
+    assert "not a set of positions (not an .npz archive)" in result.output
+    assert "pickle" not in result.output
+
+
 def test_the_overlap_command_counts_the_positions_a_run_trained_on(first: Path, tmp_path: Path) -> None:
     """A trained position's mirror image counts, one held out by key or never seen does not."""
     store = TrainingStore(first.with_name(first.name + ".sqlite"))
@@ -250,6 +261,19 @@ def test_the_overlap_command_refuses_a_file_of_no_run(tmp_path: Path) -> None:
     TrainingStore(empty).close()
     result = CliRunner().invoke(cli, ["held-out", "overlap", str(empty), str(empty)])
     assert result.exit_code == 1 and "holds no training run" in result.output
+
+
+def test_the_overlap_command_leaves_a_file_of_no_run_as_it_was(tmp_path: Path) -> None:
+    """``held-out overlap`` only reads its checkpoint: given an empty or a text file by
+    mistake it refused it but had written SQLite tables into it."""
+    empty, text = tmp_path / "empty.txt", tmp_path / "notes.txt"
+    empty.write_bytes(b"")
+    text.write_text("4453 -1 0 1 -2 -1 0 3\n")
+    for path, message in ((empty, "holds no training run"), (text, "file is not a database")):
+        before = path.read_bytes()
+        result = CliRunner().invoke(cli, ["held-out", "overlap", str(path), str(text)])
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert path.read_bytes() == before
 
 
 def test_leaves_and_playouts_join_the_games_and_the_command_records_them(first: Path) -> None:

@@ -45,6 +45,7 @@ POLL_SECONDS = 0.05  # how often a wait checks that the process still runs
 
 
 QUEUED_LINES = 256  # output lines read ahead of the caller: 16 MiB at most
+ERROR_PREFIX = "info string error "  # how c4engine refuses a command (protocol.md, Errors)
 
 
 def is_c4engine(id_name: str | None) -> bool:
@@ -144,7 +145,13 @@ class EngineClient:
         for name, value in options:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
-        self.is_ready(startup_timeout + hash_ready_seconds(options))
+        self.check_refusals(self.is_ready(startup_timeout + hash_ready_seconds(options)))
+
+    def check_refusals(self, refusals: list[str]) -> None:
+        """EngineError with the first of the ``info string error`` lines :meth:`is_ready`
+        returned, if any: a refused option must not leave the engine at its default unsaid."""
+        if refusals:
+            raise EngineError(f"{self.name}: {refusals[0].removeprefix(ERROR_PREFIX)}")
 
     @property
     def alive(self) -> bool:
@@ -211,13 +218,15 @@ class EngineClient:
         """Whether the engine lists ``variant`` among its ``UCI_Variant`` values."""
         return offers_variant(self.options, variant)
 
-    def is_ready(self, timeout: float | None = None) -> None:
-        """``isready`` and wait for ``readyok`` (``ready_timeout`` by default);
-        anything else on the way (a late ``bestmove`` from an abandoned search) is
-        dropped, which resynchronizes."""
+    def is_ready(self, timeout: float | None = None) -> list[str]:
+        """``isready`` and wait for ``readyok`` (``ready_timeout`` by default); the
+        ``info string error`` lines on the way, which :meth:`setup` must not pass
+        over (a refused option would leave the engine at its default unsaid).
+        Anything else (a late ``bestmove`` from an abandoned search) is dropped,
+        which resynchronizes."""
         self.send("isready")
-        for _ in self._read_until("readyok", self.ready_timeout if timeout is None else timeout):
-            pass
+        return [line for _, line in self._read_until("readyok", self.ready_timeout if timeout is None else timeout)
+                if line.startswith(ERROR_PREFIX)]
 
     def new_game(self) -> None:
         self.send("ucinewgame")

@@ -95,14 +95,15 @@ class SimpleEngine:
 
     def configure(self, options: Mapping[str, object]) -> None:
         """``setoption`` for each of ``options`` (True/False as ``true``/``false``),
-        then wait for ``readyok``."""
+        then wait for ``readyok``; EngineError when the engine refuses one (with
+        ``info string error``), and then ``configured`` is left as it was."""
         pairs = [(name, _option_text(value)) for name, value in options.items()]
         for name, value in pairs:
             self.client.set_option(name, value)
-        self.configured.update(pairs)
         self.client.ready_timeout = max(self.client.ready_timeout,
                                         READY_TIMEOUT + hash_ready_seconds(pairs))
-        self.client.is_ready()
+        self.client.check_refusals(self.client.is_ready())
+        self.configured.update(pairs)
 
     def play(self, position: PositionLike, limit: Limit, *,
              timeout: float | None = None) -> PlayResult:

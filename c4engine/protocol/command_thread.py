@@ -11,9 +11,18 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from dataclasses import dataclass
 
 from .lines import is_command
 from .server import Server
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A line that could not be read (not UTF-8, too long), with why: queued like a
+    command so that its error follows the answers to the commands sent before it."""
+
+    why: str
 
 
 class CommandThread:
@@ -21,7 +30,7 @@ class CommandThread:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self._lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
+        self._lines: queue.Queue[tuple[str, float] | Refusal | None] = queue.Queue()
         self._stop_at_end = False
         self._gos_read = 0  # ``go`` lines queued (written by the reading thread only) ...
         self._gos_done = 0  # ... and those carried out (by the command thread only)
@@ -32,6 +41,10 @@ class CommandThread:
         """Queue a line just read, with the time it was read."""
         self._gos_read += is_command(line, "go")
         self._lines.put((line, time.perf_counter()))
+
+    def refuse(self, refusal: Refusal) -> None:
+        """Queue the error of a line that could not be read, to be written in its turn."""
+        self._lines.put(refusal)
 
     def go_pending(self) -> bool:
         """Whether a ``go`` read is still to be answered: queued, or being carried out."""
@@ -45,6 +58,9 @@ class CommandThread:
 
     def _run(self) -> None:
         while (item := self._lines.get()) is not None:
+            if isinstance(item, Refusal):
+                self.server.out.error(item.why)
+                continue
             self.server.handle(*item)
             self._gos_done += is_command(item[0], "go")
         try:

@@ -17,6 +17,7 @@ from .lines import MAX_LINE_BYTES
 
 CUT_MARK = "..."  # ends a line cut to the limit
 STALLED_OUTPUT_S = 2.0  # at exit, a reader that takes no line for this long is not waited for
+CONTROL_ESCAPES = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
 
 
 def within_line_limit(line: str) -> str:
@@ -30,6 +31,13 @@ def within_line_limit(line: str) -> str:
     if len(raw) <= MAX_LINE_BYTES:
         return line
     return raw[:MAX_LINE_BYTES - len(CUT_MARK)].decode("utf-8", "ignore") + CUT_MARK
+
+
+def printable(line: str) -> str:
+    """``line`` with its control characters (C0, DEL, C1) as ``\\xNN``: an error quoting
+    its input must not carry a NUL (the end of a line to a C reader), a terminal's
+    escape sequence or a character that some readers take for a line break."""
+    return line.translate(CONTROL_ESCAPES)
 
 
 class Output:
@@ -49,7 +57,7 @@ class Output:
         threading.Thread(target=self._write_all, name="output", daemon=True).start()
 
     def __call__(self, line: str) -> None:
-        line = within_line_limit(line)
+        line = within_line_limit(printable(line))
         with self._changed:
             if not self._pending:  # the writer was idle: a stall is timed from now
                 self._last_write = time.monotonic()

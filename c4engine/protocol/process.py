@@ -22,22 +22,23 @@ import os
 import sys
 from typing import IO, Iterator, NoReturn
 
-from .command_thread import CommandThread
+from .command_thread import CommandThread, Refusal
 from .lines import MAX_LINE_BYTES, bounded_lines, is_command
 from .output import Output
 from .server import Server
 
 
-def read_lines(stream: IO[bytes], out: Output) -> Iterator[str]:
-    """Lines of input as text; an over-long or non-UTF-8 line is reported and skipped."""
+def read_lines(stream: IO[bytes]) -> Iterator[str | Refusal]:
+    """Lines of input as text; an over-long or non-UTF-8 line as the Refusal that
+    replaces it, for its error to be written in its turn."""
     for raw in bounded_lines(stream):
         if raw is None:
-            out.error(f"line longer than {MAX_LINE_BYTES} bytes ignored")
+            yield Refusal(f"line longer than {MAX_LINE_BYTES} bytes ignored")
             continue
         try:
             yield raw.decode("utf-8").strip("\r\n")
         except UnicodeDecodeError:
-            out.error("line is not valid UTF-8; ignored")
+            yield Refusal("line is not valid UTF-8; ignored")
 
 
 def is_quit(line: str) -> bool:
@@ -64,7 +65,7 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     out = Output(stream, on_gone=_exit_quietly)
     server = Server(out)
     commands = CommandThread(server)
-    quit_read = _hand_over(read_lines(stdin or sys.stdin.buffer, out), server, commands)
+    quit_read = _hand_over(read_lines(stdin or sys.stdin.buffer), server, commands)
     commands.finish(stop=quit_read)
     while commands.thread.is_alive():
         commands.thread.join(0.05)
@@ -74,11 +75,14 @@ def run(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> NoRetu
     _exit_quietly()
 
 
-def _hand_over(lines: Iterator[str], server: Server, commands: CommandThread) -> bool:
+def _hand_over(lines: Iterator[str | Refusal], server: Server, commands: CommandThread) -> bool:
     """Queue every line for the command thread until ``quit`` (True), which stops the
     running search at once, or the end of input (False).  A ``stop`` is also told
     to the server as it is read: a ``perft`` running on the command thread ends."""
     for line in lines:
+        if isinstance(line, Refusal):
+            commands.refuse(line)
+            continue
         if is_quit(line):
             server.interrupt()
             return True

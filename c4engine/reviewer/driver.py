@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..arguments import seconds
+from ..arguments import command_line, seconds
 from ..engine.client import EngineClient, is_c4engine
 from ..engine.limits import HANDSHAKE_TIMEOUT, PREPARE_TIMEOUT, SEARCH_GRACE
 from ..engine.process import own_engine_argv
@@ -91,9 +91,10 @@ def review_game(moves_or_game: object, movetime: object, engine: str | Sequence[
     global _shared
     limit = DEFAULT_MOVETIME_MS / 1000 if movetime is None else seconds(movetime, "review: movetime")
     movetime_ms = None if limit is None else max(1, round(limit * 1000))
+    command = None if engine is None else command_line(engine, "review: engine")
     item = game_of(moves_or_game)
-    if engine is not None:
-        with Reviewer(engine, movetime_ms) as own:
+    if command is not None:
+        with Reviewer(command, movetime_ms) as own:
             return own.review(item)
     with _lock:
         if _shared is None:

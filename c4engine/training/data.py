@@ -20,6 +20,7 @@ and :mod:`c4engine.training.network` fit evaluations to them.
 from __future__ import annotations
 
 import itertools
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,11 @@ class Dataset:
 
     @classmethod
     def load(cls, path: Path) -> Dataset:
+        """The set saved at ``path``; ValueError for a file that is no .npz archive,
+        which numpy would otherwise read as a pickle and refuse with advice to load
+        it unsafely."""
+        if not zipfile.is_zipfile(path):
+            raise ValueError("not an .npz archive")
         with np.load(path) as data:
             return cls(Geometry.parse(str(data["board"])), data["current"], data["mask"], data["stones"],
                        data["result"], data["held_out"])

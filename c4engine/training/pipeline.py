@@ -213,7 +213,7 @@ def trained_keys(checkpoint: Path) -> tuple[Geometry, np.ndarray]:
     less the tenth held out by key.  A set passed to ``--held-out`` is left out of
     the fit as well, which the checkpoint does not record.  CheckpointError if the
     file holds no run."""
-    store = TrainingStore(checkpoint)
+    store = TrainingStore(checkpoint, read_only=True)
     try:
         settings = store.settings()
         if settings is None:

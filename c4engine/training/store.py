@@ -24,9 +24,27 @@ class CheckpointError(RuntimeError):
 class TrainingStore:
     """A run's checkpoint file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        """Open (or create) the checkpoint at ``path``.  ``read_only`` is for commands
+        that only read it: a file given by mistake (empty, text) is then refused and
+        left as it was, where opening it for writing would make it an empty
+        checkpoint; CheckpointError if it holds no run's tables."""
         self.path = path
-        self.db = sqlite3.connect(path)
+        if not read_only:
+            self.db = sqlite3.connect(path)
+            self._create_tables()
+            return
+        self.db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.Error:
+            self.close()
+            raise
+        if not {"run", "chunks"} <= tables:
+            self.close()
+            raise CheckpointError(f"{path} holds no training run")
+
+    def _create_tables(self) -> None:
         with self.db:
             self.db.execute("CREATE TABLE IF NOT EXISTS run (id INTEGER PRIMARY KEY CHECK (id = 0), settings TEXT)")
             self.db.execute("CREATE TABLE IF NOT EXISTS chunks (chunk INTEGER PRIMARY KEY, current BLOB, "
