@@ -28,7 +28,8 @@ from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
 from c4engine.search.weights import (
-    check_block, network_note, ntuple_block, ntuple_note, ntuple_weights, read_network, weights_named,
+    check_block, network_note, ntuple_block, ntuple_network, ntuple_note, ntuple_weights, read_network,
+    weights_named,
 )
 from c4engine.training.data import Dataset, decode_book_key, make_dataset, playout, strength_keys
 
@@ -174,6 +175,15 @@ def test_the_shipped_7x6_network_loads_as_before_with_no_linear_part() -> None:
     assert weights is not None and weights[NTUPLE_LINEAR] == 0 and not weights[:N_LINEAR].any()
     assert ntuple_note(STANDARD) == ("ntuple-7x6k4.npz for the 7x6 board, held-out accuracy not recorded "
                                      "(made before c4engine train)")
+
+
+def test_7x7_ships_a_hybrid_whose_vector_adds_its_linear_weights() -> None:
+    geometry = Geometry(7, 7, 4)
+    network = ntuple_network(geometry)
+    weights = ntuple_weights(geometry)
+    assert network is not None and network[1] is not None and weights is not None
+    assert weights[NTUPLE_LINEAR] == 1 and np.array_equal(weights[:N_LINEAR], network[1])
+    assert weights[NTUPLE_ADDRESS] == block_address(network[0])
 
 
 def test_a_hybrid_file_reads_back_its_block_and_linear_weights(tmp_path: Path) -> None:
