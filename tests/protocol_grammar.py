@@ -27,7 +27,8 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
     r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
     r"info string no learned evaluation for the \d+x\d+(k\d+)? board: using the hand-written threat weights",
-    r"info string evaluation ntuple: ntuple-\d+x\d+k\d+\.npz for the \d+x\d+(k\d+)? board, held-out accuracy "
+    r"info string evaluation ntuple: ntuple-\d+x\d+k\d+\.npz for the \d+x\d+(k\d+)? board"
+    r"(, tuples beside the threat terms)?, held-out accuracy "
     r"(\d\.\d{4} on \d+ positions|not recorded \(made before c4engine train\))",
     BESTMOVE_RE.pattern,
     r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
@@ -37,6 +38,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"[a-z][a-z0-9 ()-]*[a-z)] +-?\d+ +-?\d+ +-?\d+ +-?\d+", r"weighted total +-?\d+ +-?\d+",
     r"Evaluation \(side to move\): -?\d+ cp",
     r"n-tuple network: \d+ tuples of \d+ cells, each read on the mirror image too",
+    r"threat terms beside it \(side to move\): -?\d+ cp",
     MOVE + r": \d+", r"", r"Nodes searched *: \d+",                # perft, bench
     r"info string perft stopped after \d+ of \d+ moves",
     r"Position +\d+/\d+ \S+ +bestmove -?\d+ nodes \d+", r"Total time \(ms\) *: \d+", r"Nodes/second *: \d+",

@@ -5,18 +5,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from c4engine.geometry import STANDARD, Geometry
-from c4engine.kernel.evaluation import HEURISTIC_LIMIT, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
+from c4engine.kernel.evaluation import (
+    HEURISTIC_LIMIT, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_LINEAR, NTUPLE_WORDS, THREAT_WEIGHTS,
+)
 from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
 from c4engine.kernel.specialise import kernel_for
 from c4engine.training.network import (
-    book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
-    random_walk_tuples,
+    Network, book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
+    random_walk_tuples, write_network,
 )
 from c4engine.rules.bits import mirror
 from c4engine.rules.board import Board
@@ -24,7 +27,10 @@ from c4engine.referee.strength import builtin_positions, read_positions
 from c4engine.rules.notation import parse_digits
 from c4engine.search.limits import Limits
 from c4engine.search.searcher import Searcher
-from c4engine.search.weights import check_block, ntuple_block, ntuple_weights, weights_named
+from c4engine.search.weights import (
+    check_block, network_note, ntuple_block, ntuple_network, ntuple_note, ntuple_weights, read_network,
+    weights_named,
+)
 from c4engine.training.data import Dataset, decode_book_key, make_dataset, playout, strength_keys
 
 
@@ -75,6 +81,29 @@ def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
     evaluate = kernel_for(geometry).evaluation.evaluate
     for board in random_boards(geometry, 150, 4):
         assert evaluate(board.current, board.mask, board.stones, pointing_at(block)) == naive_value(block, board)
+
+
+def test_a_hybrid_adds_its_linear_weights_to_the_tables() -> None:
+    """With ``NTUPLE_LINEAR`` set the value is the tables' (read the naive way) plus the
+    linear weights times the threat terms' counts; without it, the tables' alone,
+    whatever linear weights the vector holds (an old network's vector)."""
+    geometry = Geometry(7, 7, 4)
+    block = random_block(geometry, 12, seed=3)
+    plain = pointing_at(block)
+    plain[:N_LINEAR] = np.random.default_rng(5).integers(-60, 60, size=N_LINEAR)
+    hybrid = plain.copy()
+    hybrid[NTUPLE_LINEAR] = 1
+    evaluation = kernel_for(geometry).evaluation
+    counts = np.zeros(N_LINEAR, dtype=np.int64)
+    moved = 0
+    for board in random_boards(geometry, 150, 6):
+        evaluation.features(board.current, board.mask, board.stones, counts)
+        linear = sum(int(c) * int(w) for c, w in zip(counts, plain[:N_LINEAR]))
+        tables = naive_value(block, board)
+        assert evaluation.evaluate(board.current, board.mask, board.stones, hybrid) == tables + linear
+        assert evaluation.evaluate(board.current, board.mask, board.stones, plain) == tables
+        moved += linear != 0
+    assert moved > 100
 
 
 def test_a_position_and_its_mirror_image_are_worth_the_same() -> None:
@@ -137,6 +166,42 @@ def test_7x6_ships_a_network_and_other_boards_fall_back() -> None:
     assert weights_named("ntuple", STANDARD) == (weights, False)
     stand_in, fell_back = weights_named("ntuple", Geometry(9, 6, 5))
     assert fell_back and stand_in is THREAT_WEIGHTS
+
+
+def test_the_shipped_7x6_network_loads_as_before_with_no_linear_part() -> None:
+    """7x6's network file predates hybrids: no linear weights, so the kernel's vector
+    holds none and does not add the threat terms; the engine names it as before."""
+    weights = ntuple_weights(STANDARD)
+    assert weights is not None and weights[NTUPLE_LINEAR] == 0 and not weights[:N_LINEAR].any()
+    assert ntuple_note(STANDARD) == ("ntuple-7x6k4.npz for the 7x6 board, held-out accuracy not recorded "
+                                     "(made before c4engine train)")
+
+
+def test_7x7_ships_a_hybrid_whose_vector_adds_its_linear_weights() -> None:
+    geometry = Geometry(7, 7, 4)
+    network = ntuple_network(geometry)
+    weights = ntuple_weights(geometry)
+    assert network is not None and network[1] is not None and weights is not None
+    assert weights[NTUPLE_LINEAR] == 1 and np.array_equal(weights[:N_LINEAR], network[1])
+    assert weights[NTUPLE_ADDRESS] == block_address(network[0])
+
+
+def test_a_hybrid_file_reads_back_its_block_and_linear_weights(tmp_path: Path) -> None:
+    geometry = Geometry(7, 7, 4)
+    rng = np.random.default_rng(8)
+    cells = cell_rows(random_walk_tuples(geometry, 3, TUPLE_LENGTH, rng), geometry)
+    linear = rng.integers(-90, 90, size=N_LINEAR)
+    network = Network(geometry, cells, rng.normal(size=(3, STATES ** TUPLE_LENGTH)), 0.4, linear)
+    write_network(tmp_path / "hybrid.npz", network, "test", [], 10)
+    with (tmp_path / "hybrid.npz").open("rb") as stream:
+        block, read_linear = read_network(stream, "hybrid.npz", geometry)
+    assert np.array_equal(block, network.block()) and not block.flags.writeable
+    assert read_linear is not None and np.array_equal(read_linear, linear)
+    with (tmp_path / "hybrid.npz").open("rb") as stream:
+        assert "tuples beside the threat terms" in network_note(stream, "hybrid.npz")
+    write_network(tmp_path / "short.npz", replace(network, linear=linear[:-1]), "test", [], 10)
+    with (tmp_path / "short.npz").open("rb") as stream, pytest.raises(ValueError):
+        read_network(stream, "short.npz", geometry)
 
 
 def test_the_shipped_network_plays_the_centre_from_the_empty_board() -> None:

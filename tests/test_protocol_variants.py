@@ -31,6 +31,8 @@ SHARED_FILE = str(Path(__file__).resolve().parent / "data" / "variants.ini")
 START_8X7 = "8/8/8/8/8/8/8[" + "P" * 28 + "p" * 28 + "] w - - 0 1"
 BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)"
 NO_LEARNED_NOTE = "info string no learned evaluation for the {} board: using the hand-written threat weights"
+HYBRID_NOTE = ("info string evaluation ntuple: ntuple-7x7k4.npz for the 7x7 board, tuples beside the threat terms, "
+               "held-out accuracy 0.6850 on 800 positions")
 
 
 
@@ -160,8 +162,9 @@ def test_the_default_evaluation_says_so_on_a_board_without_a_network() -> None:
 
 def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> None:
     """With ``Evaluation ntuple`` a board with a network names its file, its board
-    and its held-out accuracy when it is set up or the option set; a board without
-    one says that the threats stand in, and ``threats`` names no network."""
+    and its held-out accuracy when it is set up or the option set (7x7's, a hybrid,
+    says that the threat terms play beside its tuples); a board without one says
+    that the threats stand in, and ``threats`` names no network."""
     fresh = EngineProcess()
     try:
         fresh.send("uci")
@@ -174,7 +177,22 @@ def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> Non
     engine.send("setoption name Evaluation value ntuple")
     assert engine.sync(READY_TIMEOUT) == [NETWORK_NOTE]
     assert not [line for line in switch(engine, "cfour-9x6k5") if "evaluation ntuple" in line]
+    assert HYBRID_NOTE in switch(engine, "cfour-7x7")
     assert NETWORK_NOTE in switch(engine, "cfour")
+
+
+def test_eval_of_a_hybrid_network_shows_its_threat_terms_part(engine: EngineProcess) -> None:
+    """7x7's network is a hybrid (protocol.md, ``eval``): between its size and the total,
+    the part of the total that the threat terms make."""
+    switch(engine, "cfour-7x7")
+    try:
+        engine.send("position startpos moves P@d1 P@d2 P@c1")
+        lines = engine.command("eval")
+        assert re.fullmatch(r"n-tuple network: 40 tuples of 8 cells, each read on the mirror image too", lines[0])
+        assert re.fullmatch(r"threat terms beside it \(side to move\): -?\d+ cp", lines[1])
+        assert re.fullmatch(r"Evaluation \(side to move\): -?\d+ cp", lines[2]) and len(lines) == 3
+    finally:
+        switch(engine, "cfour")
 
 
 def test_back_to_cfour_after_another_board(engine: EngineProcess) -> None:

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
+from c4engine.kernel.evaluation import N_LINEAR
 from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
@@ -293,3 +294,25 @@ def chunk_keys(spec: TrainSpec) -> set[int]:
     """The keys of the positions of the spec's first chunk."""
     current, mask, _ = chunk_positions(spec, 0)[1]
     return set((current + mask).tolist())
+
+
+def test_a_hybrid_refit_is_seeded_holds_its_linear_weights_and_goes_on_after_a_stop(first: Path,
+                                                                                 tmp_path: Path) -> None:
+    """``--hybrid`` takes the games' checkpoint over (another fit, no game solved
+    again): the same command makes the same file, also when stopped after each
+    epoch and taken up again; the file holds linear weights and its command says so."""
+    def refit(name: str, *extra: str) -> Path:
+        out = tmp_path / f"{name}.npz"
+        shutil.copy(first.with_name(first.name + ".sqlite"), out.with_name(out.name + ".sqlite"))
+        runs = 0
+        while not out.exists():
+            train(out, "--hybrid", *extra)
+            runs += 1
+        assert runs == (3 if extra else 1)
+        return out
+
+    hybrid, again, stopped = refit("hybrid"), refit("again"), refit("stopped", "--minutes", "0")
+    assert hybrid.read_bytes() == again.read_bytes() == stopped.read_bytes() != first.read_bytes()
+    with np.load(hybrid) as document:
+        assert str(document["made_by"]).endswith("--tuples 4 --epochs 3 --rate 0.5 --no-book --hybrid")
+        assert document["linear"].shape == (N_LINEAR,) and document["linear"].any()

@@ -32,8 +32,12 @@ alone cannot: how much lower threats and central ones are worth.  This linear
 model's evaluation is linear in those ``N_LINEAR`` weights: :func:`features`
 gives the counts it multiplies, which is what training fits.  Two more slots
 can point the evaluation at an n-tuple network instead (:mod:`.ntuple`: its
-block's address and size, 0 for none), which then replaces the linear model;
-its value is kept within ``HEURISTIC_LIMIT``, well inside the proven scores.
+block's address and size, 0 for none), which then replaces the linear model,
+unless a third (``NTUPLE_LINEAR``) says the network carries linear weights of
+its own: then the value is the network's plus the linear model's, the tuples
+having learned what the threat terms miss (a hybrid network,
+:mod:`c4engine.training.network`).  The value is kept within
+``HEURISTIC_LIMIT``, well inside the proven scores.
 """
 
 from __future__ import annotations
@@ -82,7 +86,8 @@ WEIGHED_CELLS = -1 if BOARD_WORDS == 1 else board_bits((1 << BITS) - 1)
 N_LINEAR = SECOND_THREAT_CELLS + BITS  # the linear model's weights, which :func:`features` counts
 NTUPLE_ADDRESS = N_LINEAR  # an n-tuple network's block (:mod:`.ntuple`), 0 for none
 NTUPLE_WORDS = NTUPLE_ADDRESS + 1
-N_WEIGHTS = NTUPLE_WORDS + 1
+NTUPLE_LINEAR = NTUPLE_WORDS + 1  # 1 when the network's value adds the linear model's (a hybrid), else 0
+N_WEIGHTS = NTUPLE_LINEAR + 1
 HEURISTIC_LIMIT = MATE - 1_000  # heuristic values stay well inside the proven ones
 
 EDGE_STEPS_OF_COLUMN = tuple(min(col, WIDTH - 1 - col) for col in range(WIDTH))
@@ -173,16 +178,24 @@ def side_score(stones: int, other: int, mask: int, is_first: bool, weights: np.n
 
 
 @entry
-def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
-    """Heuristic value from the side to move's view: the n-tuple network's when the
-    weights name one, else the side to move's score minus the opponent's."""
-    if weights[NTUPLE_ADDRESS] != 0:
-        value = ntuple_evaluate(weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS], current, mask, stones_on_board)
-        return min(max(value, -HEURISTIC_LIMIT), HEURISTIC_LIMIT)
+def linear_score(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
+    """The linear model's value from the side to move's view: its score minus the opponent's."""
     other = current ^ mask
     to_move_is_first = stones_on_board % 2 == 0
     return (side_score(current, other, mask, to_move_is_first, weights)
             - side_score(other, current, mask, not to_move_is_first, weights))
+
+
+@entry
+def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
+    """Heuristic value from the side to move's view: the n-tuple network's when the
+    weights name one (plus the linear model's for a hybrid), else the linear model's."""
+    if weights[NTUPLE_ADDRESS] == 0:
+        return linear_score(current, mask, stones_on_board, weights)
+    value = ntuple_evaluate(weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS], current, mask, stones_on_board)
+    if weights[NTUPLE_LINEAR] != 0:
+        value += linear_score(current, mask, stones_on_board, weights)
+    return min(max(value, -HEURISTIC_LIMIT), HEURISTIC_LIMIT)
 
 
 @entry

@@ -17,7 +17,7 @@ from ..geometry import STANDARD, Geometry
 from ..kernel.book import OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
 from ..kernel.evaluation import (
-    COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, NTUPLE_ADDRESS, SECOND_THREATS, THREAT_NAMES,
+    COLUMN_STONES, FIRST_PLAYER_BONUS, FIRST_THREATS, NTUPLE_ADDRESS, NTUPLE_LINEAR, SECOND_THREATS, THREAT_NAMES,
 )
 from ..kernel.ntuple import ROWS, TUPLE_LENGTH
 from ..rules.bits import column_cells, popcount
@@ -207,15 +207,19 @@ class Backend:
         """The evaluation's terms for each player with their weights (each player has
         its own threat weights), the weighted totals and the total from the side to
         move's view.  The weights of live threats by their cells are shown summed, as a
-        count of weight 1.  An n-tuple network has no terms to show: its size, and the total."""
+        count of weight 1.  An n-tuple network has no terms to show: its size, a hybrid's
+        threat terms' value, and the total."""
         weights = self._weights(self.geometry)
         evaluation = self.searcher.kernel.evaluation
         if weights[NTUPLE_ADDRESS] != 0:
             total = evaluation.evaluate(pos.current, pos.mask, pos.stones, weights)
             block = ntuple_block(self.geometry)  # what the weights point at
             tuples = 0 if block is None else int(block[ROWS]) // 2
-            return [f"n-tuple network: {tuples} tuples of {TUPLE_LENGTH} cells, each read on the mirror image too",
-                    f"Evaluation (side to move): {total} cp"]
+            lines = [f"n-tuple network: {tuples} tuples of {TUPLE_LENGTH} cells, each read on the mirror image too"]
+            if weights[NTUPLE_LINEAR] != 0:
+                linear = evaluation.linear_score(pos.current, pos.mask, pos.stones, weights)
+                lines.append(f"threat terms beside it (side to move): {linear} cp")
+            return lines + [f"Evaluation (side to move): {total} cp"]
         first, second = pos.first_player_stones(), pos.mask ^ pos.first_player_stones()
         rows = [(name, weights[FIRST_THREATS + i], x, weights[SECOND_THREATS + i], o)
                 for i, (name, x, o) in enumerate(zip(THREAT_NAMES, evaluation.side_terms(first, second, pos.mask, True),

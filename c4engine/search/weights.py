@@ -5,7 +5,8 @@
 ``c4engine/data/evaluation-<W>x<H>k<K>.json``; ``ntuple`` is an n-tuple network
 (:mod:`c4engine.kernel.ntuple`, ``tools/train_ntuple.py``) in
 ``c4engine/data/ntuple-<W>x<H>k<K>.npz``, which the kernel reads through the
-address its weight vector carries.  A board without such a file has none, and
+address its weight vector carries (a hybrid's file, ``c4engine train --hybrid``,
+holds linear threat weights too, which its value adds).  A board without such a file has none, and
 its engine falls back to the hand-written threat weights.  ``ntuple`` is the
 default (:data:`DEFAULT`): the engine's, the API's and ``bench``'s.
 """
@@ -21,7 +22,9 @@ from typing import IO
 import numpy as np
 
 from ..geometry import Geometry
-from ..kernel.evaluation import CENTRE_ONLY, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_WORDS, THREAT_WEIGHTS
+from ..kernel.evaluation import (
+    CENTRE_ONLY, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_LINEAR, NTUPLE_WORDS, THREAT_WEIGHTS,
+)
 from ..kernel.ntuple import HEADER, LENGTH, ROWS, STATES, TABLE_SIZE, TUPLE_LENGTH, block_address
 
 LEARNED = "learned"
@@ -81,19 +84,37 @@ def check_block(block: np.ndarray, geometry: Geometry) -> None:
 
 
 @functools.cache
-def ntuple_block(geometry: Geometry) -> np.ndarray | None:
-    """The n-tuple network shipped for ``geometry``'s board, or None; read once and
-    kept for the process (searches read it by address).  ValueError if it is unsound."""
+def ntuple_network(geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """The n-tuple network shipped for ``geometry``'s board (:func:`read_network`), or
+    None when the board has none; read once and kept for the process (searches read
+    the block by address)."""
     resource = files("c4engine").joinpath("data", ntuple_file_name(geometry))
     if not resource.is_file():
         return None
-    with resource.open("rb") as stream, np.load(stream) as document:
+    with resource.open("rb") as stream:
+        return read_network(stream, ntuple_file_name(geometry), geometry)
+
+
+def read_network(stream: IO[bytes], name: str, geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None]:
+    """The block of the network file ``name`` (read from ``stream``) for ``geometry``'s
+    board, read-only, and a hybrid's linear weights (None for a network without).
+    ValueError if it is unsound."""
+    with np.load(stream) as document:
         board, block = str(document["board"]), np.ascontiguousarray(document["block"])
+        linear = np.array(document["linear"], dtype=np.int64) if "linear" in document else None
     if board != geometry.name:
-        raise ValueError(f"{ntuple_file_name(geometry)}: a network for {board}, not {geometry}")
+        raise ValueError(f"{name}: a network for {board}, not {geometry}")
     check_block(block, geometry)
+    if linear is not None and linear.shape != (N_LINEAR,):
+        raise ValueError(f"{name}: {linear.size} linear weights, not {N_LINEAR}")
     block.flags.writeable = False
-    return block
+    return block, linear
+
+
+def ntuple_block(geometry: Geometry) -> np.ndarray | None:
+    """The block of :func:`ntuple_network`, or None."""
+    network = ntuple_network(geometry)
+    return None if network is None else network[0]
 
 
 @functools.cache
@@ -116,17 +137,22 @@ def network_note(stream: IO[bytes], name: str) -> str:
                      f"{int(document['accuracy_positions'])} positions")
         else:
             found = "held-out accuracy not recorded (made before c4engine train)"
-        return f"{name} for the {document['board']} board, {found}"
+        beside = ", tuples beside the threat terms" if "linear" in document else ""
+        return f"{name} for the {document['board']} board{beside}, {found}"
 
 
 @functools.cache
 def ntuple_weights(geometry: Geometry) -> np.ndarray | None:
-    """The weight vector that points the kernel at ``geometry``'s n-tuple network, or None."""
-    block = ntuple_block(geometry)
-    if block is None:
+    """The weight vector that points the kernel at ``geometry``'s n-tuple network, or
+    None; a hybrid's carries its linear weights, and says to add them."""
+    network = ntuple_network(geometry)
+    if network is None:
         return None
+    block, linear = network
     weights = np.zeros(N_WEIGHTS, dtype=np.int64)
     weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS] = block_address(block), block.size
+    if linear is not None:
+        weights[:N_LINEAR], weights[NTUPLE_LINEAR] = linear, 1
     weights.flags.writeable = False
     return weights
 

@@ -43,6 +43,8 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--playouts", type=click.IntRange(0), default=0, show_default=True,
               help="Per game, random playout positions with --stones stones, solved too.")
 @click.option("--book/--no-book", default=True, show_default=True, help="Add the 12-stone book's positions (7x6).")
+@click.option("--hybrid", is_flag=True,
+              help="Beside the tuples, the threat evaluation's linear terms, fitted first (the tuples learn the rest).")
 @click.option("--held-out", type=DATA_FILE, default=None,
               help="A set of `c4engine held-out make`: left out of the data, and the accuracy the file records.")
 @click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -55,7 +57,7 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Play and solve the games on the Ray cluster at auto, HOST:PORT or ray://HOST:PORT.")
 def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: tuple[int, int] | None,
                   node_limit: int, tuples: int, epochs: int, rate: float, leaves: int, playouts: int, book: bool,
-                  held_out: Path | None,
+                  hybrid: bool, held_out: Path | None,
                   checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None,
                   cluster: str | None) -> None:
     """Train an n-tuple network for the board from solved positions of seeded engine games."""
@@ -63,7 +65,8 @@ def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: 
     if not 0 <= low <= high < geometry.cells:
         raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
                                  param_hint="--stones")
-    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book, leaves, playouts)
+    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book, leaves, playouts,
+                     hybrid)
     run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
               spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
               60 * checkpoint_minutes)
@@ -130,12 +133,13 @@ def accuracy_command(network: Path, positions: Path) -> None:
     try:
         with np.load(network) as document:
             board, block, margin = str(document["board"]), np.ascontiguousarray(document["block"]), float(document["margin"])
+            linear = np.array(document["linear"]) if "linear" in document else None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise click.ClickException(f"{network}: not a network file ({err})") from None
     if board != data.geometry.name:
         raise click.ClickException(f"{network} is a network for {board}, the positions are for {data.geometry}")
     click.echo(f"{'stones':<8}{'positions':>10}{'network':>10}{'threats':>10}")
-    for row in phase_accuracy(block, margin, data):
+    for row in phase_accuracy(block, margin, data, linear):
         low, high = row.phase
         click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.network:>10.4f}{row.threats:>10.4f}")
 

@@ -94,9 +94,10 @@ class PhaseAccuracy:
     threats: float
 
 
-def phase_accuracy(block: np.ndarray, margin: float, held_out: Dataset) -> list[PhaseAccuracy]:
+def phase_accuracy(block: np.ndarray, margin: float, held_out: Dataset,
+                   linear: np.ndarray | None = None) -> list[PhaseAccuracy]:
     """Per phase, and over all (the last row, phase ``(0, cells - 1)``): the network's
-    win/draw/loss accuracy as the engine runs it, and the hand-written threat
+    win/draw/loss accuracy as the engine runs it (a hybrid's ``linear`` weights added), and the hand-written threat
     weights', whose scale and draw margin (two numbers) are fitted on the set itself."""
     threats = feature_matrix(held_out) @ THREAT_WEIGHTS[:N_LINEAR].astype(np.float64)
     result = held_out.result.astype(np.int64)
@@ -106,6 +107,7 @@ def phase_accuracy(block: np.ndarray, margin: float, held_out: Dataset) -> list[
     for low, high in [*phases(held_out.geometry), (0, held_out.geometry.cells - 1)]:
         at = np.flatnonzero((held_out.stones >= low) & (held_out.stones <= high))
         if at.size:
-            rows.append(PhaseAccuracy((low, high), int(at.size), judge_block(block, margin, held_out, at).accuracy,
+            network = judge_block(block, margin, held_out, at, linear).accuracy
+            rows.append(PhaseAccuracy((low, high), int(at.size), network,
                                       accuracy(threat_values[at], calibration.margin, result[at])))
     return rows

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from ..geometry import STANDARD, Geometry
-from ..kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, network_values, sgd_epoch, sides
+from ..kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, sgd_epoch, sides
 from .data import Dataset, strength_keys
-from .linear import CP_PER_LOGIT, accuracy, feature_matrix, judge, log_loss
+from .linear import CP_PER_LOGIT, accuracy, feature_matrix, fit, full_model, integer_weights, judge, log_loss
 
 HELD_OUT_IN = 10  # one position in ten is held out
 _BOOK_STONES = 12
@@ -159,16 +159,14 @@ def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) ->
 
 @dataclass(frozen=True)
 class Network:
-    """Tuples (cell rows as in the block) and their tables in logits, with the draw margin."""
+    """Tuples (cell rows as in the block) and their tables in logits, with the draw margin;
+    a hybrid's linear weights too, whose value the tables' adds to."""
 
     geometry: Geometry
     cells: np.ndarray
     tables: np.ndarray
     margin: float
-
-    def values(self, data: Dataset, rows: np.ndarray) -> np.ndarray:
-        return network_values(self.cells, self.tables, data.current[rows], data.mask[rows],
-                       data.stones[rows])
+    linear: np.ndarray | None = None  # a hybrid's linear weights in centipawns (N_LINEAR), None for none
 
     def block(self) -> np.ndarray:
         """The kernel's int32 block (:mod:`c4engine.kernel.ntuple`)."""
@@ -204,12 +202,39 @@ def epoch_step(rate: float, epoch: int, epochs: int, tuples: int) -> float:
     return rate * (1 - 0.9 * epoch / max(epochs - 1, 1)) / (2 * tuples)
 
 
+NO_FEATURES = np.zeros((0, 0), dtype=np.int8)
+NO_LINEAR = np.zeros(0)
+
+
 def sgd_pass(cells: np.ndarray, tables: np.ndarray, rows: tuple[np.ndarray, ...], order: np.ndarray, step: float,
-             margin: float, decay: float = 1e-4) -> float:
+             margin: float, decay: float = 1e-4, features: np.ndarray = NO_FEATURES, linear: np.ndarray = NO_LINEAR,
+             linear_step: float = 0.0) -> float:
     """One epoch over ``rows`` (current, mask, stones, result) in ``order``, the tables
-    changed in place; the new margin."""
-    margin_gradient = sgd_epoch(cells, tables, *rows, order, step, margin, decay)
+    changed in place; the new margin.  A hybrid's ``features`` (:func:`feature_counts` of
+    the rows) and ``linear`` weights add the linear model's value, the weights moving
+    by ``linear_step`` (in place)."""
+    margin_gradient = sgd_epoch(cells, tables, *rows, order, step, margin, decay, features, linear, linear_step)
     return max(margin - 0.5 * margin_gradient, 0.01)
+
+
+LINEAR_SAMPLE = 200_000  # positions a hybrid's linear weights are fitted to, at most (full batch)
+
+
+def fitted_linear(data: Dataset, rows: np.ndarray, seed: list[int], steps: int = 1000) -> tuple[np.ndarray, float]:
+    """A hybrid's linear weights in whole centipawns (the full model of
+    :mod:`c4engine.training.linear`, fitted alone to ``rows``, or to a seeded sample of
+    ``LINEAR_SAMPLE`` of them), and their draw margin, where the tables' fit starts."""
+    if rows.size > LINEAR_SAMPLE:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, size=LINEAR_SAMPLE, replace=False))
+    found = fit(feature_matrix(_subset(data, rows)), data.result[rows].astype(np.int64), full_model(), steps)
+    return integer_weights(found), found.margin
+
+
+def feature_counts(data: Dataset, rows: np.ndarray) -> np.ndarray:
+    """The linear model's counts of ``rows`` of ``data`` as int8 (each fits: a count of a
+    board's threats or stones), a hybrid's input to :func:`sgd_pass`."""
+    parts = np.array_split(rows, max(1, rows.size // 50_000))
+    return np.concatenate([feature_matrix(_subset(data, part)).astype(np.int8) for part in parts])
 
 
 # -- judging ----------------------------------------------------------------------
@@ -225,14 +250,19 @@ class Judged:
 def judge_network(network: Network, data: Dataset, rows: np.ndarray) -> Judged:
     """Held-out accuracy and log-loss of the network as the engine runs it: integer
     centipawns from the block, with the logits per centipawn fitted in training."""
-    return judge_block(network.block(), network.margin, data, rows)
+    return judge_block(network.block(), network.margin, data, rows, network.linear)
 
 
-def judge_block(block: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> Judged:
-    """:func:`judge_network` for a network's block and draw margin (as a file keeps them)."""
+def judge_block(block: np.ndarray, margin: float, data: Dataset, rows: np.ndarray,
+                linear: np.ndarray | None = None) -> Judged:
+    """:func:`judge_network` for a network's block, draw margin and linear weights (as a
+    file keeps them), each value in whole centipawns as the kernel adds them."""
     values = np.array([block_value(block, *sides(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
                        for c, m, s in zip(data.current[rows], data.mask[rows], data.stones[rows])], dtype=np.float64)
-    values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0) / CP_PER_LOGIT
+    values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0)
+    if linear is not None:
+        values += feature_matrix(_subset(data, rows)) @ linear.astype(np.float64)
+    values /= CP_PER_LOGIT
     result = data.result[rows].astype(np.int64)
     return Judged("n-tuple", accuracy(values, margin, result), log_loss(values, margin, result))
 
@@ -267,11 +297,14 @@ class HeldOutAccuracy:
 def write_network(path: Path, network: Network, made_by: str, scores: list[Judged], trained_on: int,
                   held_out: HeldOutAccuracy | None = None) -> None:
     """The network file the engine reads (:func:`c4engine.search.weights.ntuple_block`),
-    with what made it and how it scored; the same network gives the same bytes."""
+    with what made it and how it scored, and a hybrid's linear weights (``linear``);
+    the same network gives the same bytes."""
     arrays = {"board": np.array(network.geometry.name), "block": network.block(),
               "margin": np.array(network.margin), "made_by": np.array(made_by),
               "trained_on": np.array(trained_on),
               "held_out": np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores])}
+    if network.linear is not None:
+        arrays["linear"] = network.linear.astype(np.int64)
     if held_out is not None:
         arrays |= {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
                    "accuracy_set": np.array(held_out.source)}

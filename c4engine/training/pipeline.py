@@ -18,7 +18,13 @@ Two stages, both resumable from the run's checkpoint (:mod:`c4engine.training.st
 2. **Fit.**  The tables are fitted by SGD (:mod:`c4engine.training.network`),
    epoch ``e`` shuffling with a generator seeded by ``(seed, e)``, so an epoch
    depends only on the tables before it; they are saved every
-   ``checkpoint_seconds`` and when the run stops.
+   ``checkpoint_seconds`` and when the run stops.  With ``hybrid`` the value
+   is the tables' plus the linear threat evaluation's
+   (:mod:`c4engine.kernel.evaluation`): its weights are fitted alone first
+   (full batch, on at most ``LINEAR_SAMPLE`` positions, the same on a resumed
+   run), rounded to the centipawns the engine adds, and held fixed while the
+   tables learn what they miss.  Fitting both together in the SGD instead
+   scored no better on the 7x7 held-out set (docs/guides/evaluation.md).
 
 On 7x6 the 12-stone distance book's 4.2 M positions join the solved ones
 (``book``), and the others are seen ``REPEAT_OTHERS`` times an epoch.  A tenth
@@ -45,18 +51,18 @@ from ..books.build import Progress
 from ..geometry import Geometry
 from ..kernel.ntuple import STATES, TUPLE_LENGTH, network_values
 from .data import Dataset, game_leaves, game_searchers, noisy_game, playout, prove
-from .linear import accuracy
+from .linear import CP_PER_LOGIT, accuracy
 from .network import (
-    HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, judge_network, merged_dataset,
-    random_walk_tuples, sgd_pass, write_network,
+    HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, feature_counts, fitted_linear, judge_network,
+    merged_dataset, random_walk_tuples, sgd_pass, write_network,
 )
 from .store import CheckpointError, Positions, TrainingStore
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
-TUPLE_STREAM, EPOCH_STREAM = 1, 2  # the seeds' second words, so that no two draws share a stream
-ADDED_LATER = ("leaves", "playouts")  # TrainSpec's fields that a run without them does not record
-FIT_FIELDS = ("tuples", "epochs", "rate", "book")  # TrainSpec's fields that the games and their solving ignore
+TUPLE_STREAM, EPOCH_STREAM, LINEAR_STREAM = 1, 2, 4  # the seeds' second words, so that no two draws share a stream
+ADDED_LATER = ("leaves", "playouts", "hybrid")  # TrainSpec's fields that a run without them does not record
+FIT_FIELDS = ("tuples", "epochs", "rate", "book", "hybrid")  # the fields that the games and their solving ignore
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ class TrainSpec:
     book: bool
     leaves: int = 0
     playouts: int = 0
+    hybrid: bool = False
 
     @property
     def geometry(self) -> Geometry:
@@ -84,8 +91,8 @@ class TrainSpec:
         return -(-self.games // GAMES_PER_CHUNK)
 
     def settings(self) -> str:
-        """The spec as the checkpoint keeps it; ``leaves`` and ``playouts`` only when
-        asked for, so that a checkpoint made before they existed goes on."""
+        """The spec as the checkpoint keeps it; ``leaves``, ``playouts`` and ``hybrid``
+        only when asked for, so that a checkpoint made before they existed goes on."""
         fields = asdict(self)
         for name in ADDED_LATER:
             if not fields[name]:
@@ -103,8 +110,9 @@ class TrainSpec:
         words = ["c4engine", "train", "--board", self.board, "--seed", str(self.seed), "--games", str(self.games),
                  "--stones", *map(str, self.stones), "--nodes", str(self.node_limit), "--tuples", str(self.tuples),
                  "--epochs", str(self.epochs), "--rate", repr(self.rate), "--book" if self.book else "--no-book"]
-        words += [word for name in ADDED_LATER if getattr(self, name)
+        words += [word for name in ("leaves", "playouts") if getattr(self, name)
                   for word in (f"--{name}", str(getattr(self, name)))]
+        words += ["--hybrid"] if self.hybrid else []
         return shlex.join(words + (["--held-out", held_out] if held_out else []))
 
 
@@ -251,20 +259,27 @@ def make_data(run: Run, store: TrainingStore) -> None:
 
 
 def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
-    """The epochs not yet done, from the saved tables; then the network file."""
+    """The epochs not yet done, from the saved tables; then the network file.  A
+    hybrid's linear weights are fitted first, on their own, every time (full-batch,
+    so a resumed run finds the same), and then stay fixed: the tables learn the rest."""
     spec = run.spec
     excluded = excluded_rows(data, run.held_out)
     train_rows = np.flatnonzero(~data.held_out & ~excluded)
     check_rows = np.flatnonzero(data.held_out & ~excluded)
     trained_on = int(train_rows.size)
+    linear, margin = None, 0.5
+    if spec.hybrid:
+        _stream(run).write(f"fitting the threat terms to {train_rows.size} positions first\n")
+        linear, margin = fitted_linear(data, train_rows, [spec.seed, LINEAR_STREAM])
     if spec.book and spec.geometry.is_standard:
         others = train_rows[data.stones[train_rows] != 12]
         train_rows = np.sort(np.concatenate([train_rows, *[others] * (REPEAT_OTHERS - 1)]))
     cells = cell_rows(random_walk_tuples(spec.geometry, spec.tuples, TUPLE_LENGTH,
                                          np.random.default_rng([spec.seed, TUPLE_STREAM])), spec.geometry)
-    epoch, margin, tables = store.saved_fit() or (0, 0.5, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
+    epoch, margin, tables = store.saved_fit() or (0, margin, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
     rows = (data.current[train_rows], data.mask[train_rows], data.stones[train_rows].astype(np.int64),
             data.result[train_rows].astype(np.int64))
+    offset = {} if linear is None else {"features": feature_counts(data, train_rows), "linear": linear / CP_PER_LOGIT}
     checked = (data, check_rows) if run.held_out is None else (run.held_out, np.arange(len(run.held_out)))
     progress = Progress(spec.epochs, epoch, _stream(run), "epochs")
     saved = time.monotonic()
@@ -272,9 +287,9 @@ def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
         while epoch < spec.epochs:
             order = np.random.default_rng([spec.seed, EPOCH_STREAM, epoch]).permutation(train_rows.size)
             margin = sgd_pass(cells, tables, rows, order, epoch_step(spec.rate, epoch, spec.epochs, spec.tuples),
-                              margin)
+                              margin, **offset)
             epoch += 1
-            progress.note = f"held-out accuracy {float_accuracy(cells, tables, margin, *checked):.4f}"
+            progress.note = f"held-out accuracy {float_accuracy(cells, tables, margin, *checked, linear):.4f}"
             progress.advance(1)
             if epoch < spec.epochs and (run.out_of_time() or time.monotonic() - saved >= run.checkpoint_seconds):
                 store.save_fit(epoch, margin, tables)
@@ -284,7 +299,7 @@ def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
     finally:
         progress.close()
     store.save_fit(epoch, margin, tables)
-    network = Network(spec.geometry, cells, tables, margin)
+    network = Network(spec.geometry, cells, tables, margin, linear)
     held_out = judged(network, data, check_rows, run.held_out)
     write_network(run.out, network, run.made_by, [], trained_on, held_out)
     return held_out
@@ -298,10 +313,14 @@ def excluded_rows(data: Dataset, held_out: Dataset | None) -> np.ndarray:
     return np.isin(keys, canonical_keys(held_out.current, held_out.mask, held_out.geometry))
 
 
-def float_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: Dataset, rows: np.ndarray) -> float:
+def float_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: Dataset, rows: np.ndarray,
+                   linear: np.ndarray | None = None) -> float:
     """The float network's accuracy on ``rows`` of ``data`` (for the progress bar:
-    the held-out set's, or the tenth of the data held out by key)."""
+    the held-out set's, or the tenth of the data held out by key), a hybrid's
+    ``linear`` weights (centipawns) added."""
     values = network_values(cells, tables, data.current[rows], data.mask[rows], data.stones[rows].astype(np.int64))
+    if linear is not None:
+        values += feature_counts(data, rows) @ linear / CP_PER_LOGIT
     return accuracy(values, margin, data.result[rows].astype(np.int64)) if rows.size else float("nan")
 
 
