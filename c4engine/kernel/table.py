@@ -177,11 +177,11 @@ def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag:
     with its best column as the entry of a mirrored key keeps it; unless, in an
     exact solve, the entry it would replace is another position's of this
     generation searched more than KEEP_DEPTH plies deeper, which cost more to find.
-    In a bucket (see replaced_way) that is the shallower entry's."""
+    A bucket (see replaced_way) always stores: it keeps the deeper entry anyway."""
     if WAYS > 1:
         slot = replaced_way(mem, slot, key)
     old = mem[slot + DATA]
-    if (mem[KEEP_DEEPER] and current_depth(mem, old) > depth + KEEP_DEPTH
+    if (WAYS == 1 and mem[KEEP_DEEPER] and current_depth(mem, old) > depth + KEEP_DEPTH
             and entry_at(mem, slot, key) == 0):
         return
     entry = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
