@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from c4engine.geometry import Geometry
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_internal
@@ -303,6 +304,18 @@ def test_an_early_position_is_probed_outwards_from_0() -> None:
     assert probes_until_solved(1, 0) == [0, 1]
     assert probes_until_solved(-2, 3) == [0, -1, -2, -3]
     assert probes_until_solved(3, 5) == [0, 1, 2, 3]
+
+
+def test_an_early_position_on_a_big_board_is_probed_outwards_from_0() -> None:
+    """What is early counts empty cells, not stones: on 7x7 (49 cells) a position of
+    10 stones leaves more empty cells than 7x6's first 6 stones do, and its score
+    lies near 0 as theirs does (7x7 4444443332, 3: 2.75 M nodes in Pons' order,
+    1.67 M outwards from 0); 7x6 keeps its 6 stones."""
+    seven = Searcher(hash_mb=1, geometry=Geometry(7, 7), solving_only=True).kernel.solve
+    assert (seven.WEAK_FIRST_STONES, Searcher(hash_mb=1).kernel.solve.WEAK_FIRST_STONES) == (13, 6)
+    lowest, highest = (int(bound) for bound in seven.score_range(10, False))
+    assert int(seven.probe_point(lowest, highest, 10)) == 0
+    assert int(seven.probe_point(1, highest, 10)) == 1
 
 
 def test_a_later_position_is_probed_halfway_to_the_extremes() -> None:

@@ -205,3 +205,68 @@ def test_a_store_keeps_another_positions_much_deeper_entry() -> None:
     mem[GENERATION] = 1
     store(mem, slot, other, 1)
     assert depth_of(mem, slot, other) == 1
+
+
+def test_a_bucket_keeps_two_positions_and_gives_up_the_shallower() -> None:
+    """A whole-key table (boards past 49 bits: 8x6, 7x7, here 8x8) keeps two positions
+    in one bucket, where one entry a slot kept the last stored; an exact solve's
+    store takes the shallower entry of the two, a depth-limited search's the
+    first."""
+    table = kernel_for(EIGHT, full=False).table
+
+    @numba.njit
+    def store(mem, slot, key, depth):  # type: ignore[no-untyped-def]
+        table.tt_store(mem, slot, key, 0, depth, table.EXACT, 2, False)
+
+    @numba.njit
+    def depth_of(mem, slot, key):  # type: ignore[no-untyped-def]
+        entry = table.tt_lookup(mem, slot, key)
+        return table.entry_depth(entry) if entry != 0 else -1
+
+    assert table.WAYS == 2
+    mem = np.zeros(CTX_SIZE + 8, dtype=np.int64)
+    slot, deep, shallow, new = CTX_SIZE, Wide(0x12345), Wide((3 << 64) | 0x54321), Wide(0x6789A)
+    mem[KEEP_DEEPER] = 1
+    store(mem, slot, deep, 20)
+    store(mem, slot, shallow, 10)
+    assert depth_of(mem, slot, deep) == 20 and depth_of(mem, slot, shallow) == 10
+    store(mem, slot, new, 12)
+    assert depth_of(mem, slot, deep) == 20 and depth_of(mem, slot, new) == 12 and depth_of(mem, slot, shallow) == -1
+    store(mem, slot, new, 5)  # its own entry, whatever its depth
+    assert depth_of(mem, slot, new) == 5 and depth_of(mem, slot, deep) == 20
+    mem[KEEP_DEEPER] = 0
+    store(mem, slot, shallow, 3)
+    assert depth_of(mem, slot, shallow) == 3 and depth_of(mem, slot, deep) == -1 and depth_of(mem, slot, new) == 5
+
+
+def open_position(rng: random.Random, geometry: Geometry, stones: int) -> Board:
+    """A position after ``stones`` random moves that neither win nor let the opponent
+    win at once: still open, so that solving it takes a real search."""
+    while True:
+        pos = Board(geometry=geometry)
+        while pos.stones < stones:
+            quiet = [col for col in pos.legal_moves()
+                     if not pos.is_winning_move(col) and not pos.play(col).can_win_now()]
+            if not quiet:
+                break
+            pos = pos.play(rng.choice(quiet))
+        if pos.stones == stones:
+            return pos
+
+
+def test_the_smallest_two_way_table_gives_a_large_tables_scores() -> None:
+    """Under pressure (the smallest table, where positions share buckets all the time
+    and the store's choice of entry decides what stays) the scores are a large
+    table's: more nodes, the same answers."""
+    small = Searcher(2, geometry=EIGHT, solving_only=True)
+    large = Searcher(64, geometry=EIGHT, solving_only=True)
+    rng = random.Random(2026)
+    small_nodes = large_nodes = 0
+    for stones in (29, 30, 30, 31):
+        pos = open_position(rng, EIGHT, stones)
+        small.clear()
+        large.clear()
+        (score, nodes), (expected, fewer) = small.solve(pos), large.solve(pos)
+        assert score == expected, moves_of(pos)
+        small_nodes, large_nodes = small_nodes + nodes, large_nodes + fewer
+    assert small_nodes > large_nodes

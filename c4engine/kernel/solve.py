@@ -35,7 +35,10 @@ from .table import (
     tt_slot,
 )
 
-WEAK_FIRST_STONES = 6  # see solve()
+# Positions with fewer stones are early (see solve()): more than 36 empty cells, as
+# 7x6's first 6 stones leave, where the rule was tuned; never fewer than 6 stones,
+# so the boards smaller than 7x6 keep it (docs/design.md, "Move order").
+WEAK_FIRST_STONES = max(6, CELLS - 36)
 
 
 @jit
@@ -110,7 +113,8 @@ def solve(current: int, mask: int, stones: int, weak: bool,
     result is itself a bound on the score (see :func:`search_node`), which may
     narrow the range by more than the window did.
 
-    Early positions (fewer than WEAK_FIRST_STONES) are probed at 0 first, as a
+    Early positions (fewer than WEAK_FIRST_STONES: 6 on 7x6, 12 on 8x6, 13 on
+    7x7) are probed at 0 first, as a
     weak solve, then one score further out at a time: no four can come early,
     their scores lie near 0, and then Pons' far probes are wasted (each probe
     towards the score costs more than the one before, and the last, next to the

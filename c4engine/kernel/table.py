@@ -55,6 +55,10 @@ HIGH_KEY_FIELD = (1 << max(0, HIGH_KEY_BITS)) - 1
 HIGH_KEY_IN_DATA = BOARD_WORDS == 2 and HIGH_KEY_SHIFT + HIGH_KEY_BITS <= 63
 ENTRY_WORDS = 1 if ONE_WORD else 3 if BOARD_WORDS == 2 and not HIGH_KEY_IN_DATA else 2
 DATA = ENTRY_WORDS - 1  # the data word's place in an entry
+# Entries that hold their whole key (more than one word) come in buckets of two
+# adjacent entries, either of which may hold a key (docs/design.md, "The table
+# entry"); a one-word entry's slot is part of its key, so it has one place only.
+WAYS = 1 if ENTRY_WORDS == 1 else 2
 VALUE_OFFSET = 1 << 15
 UPPER, LOWER, EXACT = 1, 2, 3
 GENERATIONS = 16
@@ -103,8 +107,13 @@ def stored_move(col: int, mirrored: bool) -> int:
 
 @jit
 def tt_slot(mem: np.ndarray, key: int) -> int:
-    """Where in ``mem`` the table keeps ``key`` (``mem[TT_SLOTS]`` entries of ENTRY_WORDS)."""
-    return mem[TT_START] + (fold(key) % mem[TT_SLOTS]) * ENTRY_WORDS
+    """Where in ``mem`` the table keeps ``key`` (``mem[TT_SLOTS]`` entries of ENTRY_WORDS):
+    its entry's place, or its bucket's first entry's (WAYS)."""
+    if WAYS == 1:
+        return mem[TT_START] + (fold(key) % mem[TT_SLOTS]) * ENTRY_WORDS
+    buckets = mem[TT_SLOTS] // WAYS
+    buckets -= 1 - buckets % 2  # odd, as the one-way table's size: a power of 2 would keep only the low columns
+    return mem[TT_START] + (fold(key) % buckets) * (WAYS * ENTRY_WORDS)
 
 
 @intrinsic
@@ -124,15 +133,26 @@ def _prefetch(typingctx, array, index):  # type: ignore[no-untyped-def]
 
 @jit
 def tt_prefetch(mem: np.ndarray, slot: int) -> None:
-    """Start loading the entry at ``slot`` (see tt_slot), for a lookup a little later."""
+    """Start loading the entry (or bucket) at ``slot`` (see tt_slot), for a lookup a little later."""
     _prefetch(mem, slot + DATA)
+    if WAYS > 1:
+        _prefetch(mem, slot + WAYS * ENTRY_WORDS - 1)
 
 
 @jit
 def tt_lookup(mem: np.ndarray, slot: int, key: int) -> int:
-    """The entry stored for ``key`` (at ``tt_slot(mem, key)``) in the current generation,
-    or 0.  The caller passes the slot so that a node divides once, for its probe and
-    its store."""
+    """The entry stored for ``key`` (at ``tt_slot(mem, key)``, in either entry of its
+    bucket) in the current generation, or 0.  The caller passes the slot so that a
+    node divides once, for its probe and its store."""
+    entry = entry_at(mem, slot, key)
+    if WAYS > 1 and entry == 0:
+        entry = entry_at(mem, slot + ENTRY_WORDS, key)
+    return entry
+
+
+@jit
+def entry_at(mem: np.ndarray, slot: int, key: int) -> int:
+    """The entry at ``slot`` if it holds ``key`` in the current generation, else 0."""
     if ENTRY_WORDS == 1:
         entry = mem[slot]
         if entry == 0 or (entry & KEY_FIELD) != (key & KEY_FIELD):
@@ -155,11 +175,14 @@ def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag:
              mirrored: bool) -> None:
     """Store a node's result at its ``slot`` (see tt_lookup), in the current generation,
     with its best column as the entry of a mirrored key keeps it; unless, in an
-    exact solve, the slot holds another position's entry of this generation
-    searched more than KEEP_DEPTH plies deeper, which cost more to find."""
+    exact solve, the entry it would replace is another position's of this
+    generation searched more than KEEP_DEPTH plies deeper, which cost more to find.
+    A bucket (see replaced_way) always stores: it keeps the deeper entry anyway."""
+    if WAYS > 1:
+        slot = replaced_way(mem, slot, key)
     old = mem[slot + DATA]
-    if (mem[KEEP_DEEPER] and old != 0 and (old >> GEN_SHIFT) & (GENERATIONS - 1) == mem[GENERATION]
-            and entry_depth(old) > depth + KEEP_DEPTH and tt_lookup(mem, slot, key) == 0):
+    if (WAYS == 1 and mem[KEEP_DEEPER] and current_depth(mem, old) > depth + KEEP_DEPTH
+            and entry_at(mem, slot, key) == 0):
         return
     entry = tt_pack(key, value, depth, flag, stored_move(col, mirrored), mem[GENERATION])
     if ENTRY_WORDS == 1:
@@ -175,6 +198,31 @@ def tt_store(mem: np.ndarray, slot: int, key: int, value: int, depth: int, flag:
         mem[slot] = low_word(key) ^ entry
         mem[slot + 1] = high_word(key) ^ entry
         mem[slot + 2] = entry
+
+
+@jit
+def current_depth(mem: np.ndarray, data: int) -> int:
+    """The depth of an entry whose data word is ``data``; -1 for an empty slot or an
+    entry of another generation, which a store may take at no loss."""
+    if data == 0 or (data >> GEN_SHIFT) & (GENERATIONS - 1) != mem[GENERATION]:
+        return -1
+    return entry_depth(data)
+
+
+@jit
+def replaced_way(mem: np.ndarray, slot: int, key: int) -> int:
+    """The entry of the bucket at ``slot`` that a store of ``key`` writes: the one that
+    holds ``key``, else in an exact solve the shallower one (the deeper cost more
+    nodes to find), else the first (the depth-limited search replaces always, as
+    with one way: see KEEP_DEPTH)."""
+    second = slot + ENTRY_WORDS
+    if entry_at(mem, second, key) != 0:
+        return second
+    if entry_at(mem, slot, key) != 0 or not mem[KEEP_DEEPER]:
+        return slot
+    if current_depth(mem, mem[second + DATA]) < current_depth(mem, mem[slot + DATA]):
+        return second
+    return slot
 
 
 @jit
