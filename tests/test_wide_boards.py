@@ -5,6 +5,8 @@ table, and the interfaces that play them: the protocol, the Python API, ConnectX
 from __future__ import annotations
 
 import random
+from types import ModuleType
+from typing import Any
 
 import minimax_oracle
 import numba
@@ -39,6 +41,23 @@ def oracle_score(pos: Board) -> int:
 
 def moves_of(pos: Board) -> str:
     return " ".join(str(col + 1) for col in pos.history)
+
+
+def table_probes(table: ModuleType) -> tuple[Any, Any]:
+    """Compiled calls into a kernel's table: ``store(mem, slot, key, depth)`` stores an
+    exact entry of that depth, ``depth_of(mem, slot, key)`` reads its depth back (-1
+    when the key is not there)."""
+
+    @numba.njit
+    def store(mem, slot, key, depth):  # type: ignore[no-untyped-def]
+        table.tt_store(mem, slot, key, 0, depth, table.EXACT, 2, False)
+
+    @numba.njit
+    def depth_of(mem, slot, key):  # type: ignore[no-untyped-def]
+        entry = table.tt_lookup(mem, slot, key)
+        return table.entry_depth(entry) if entry != 0 else -1
+
+    return store, depth_of
 
 
 @pytest.mark.parametrize("board", ["8x8", pytest.param("9x7", marks=pytest.mark.slow),
@@ -177,16 +196,7 @@ def test_a_store_keeps_another_positions_much_deeper_entry() -> None:
     deeper, and replaces one less deep, its own position's, and an older
     generation's; a depth-limited search always replaces."""
     table = kernel_for(Geometry(), full=False).table
-
-    @numba.njit
-    def store(mem, slot, key, depth):  # type: ignore[no-untyped-def]
-        table.tt_store(mem, slot, key, 0, depth, table.EXACT, 2, False)
-
-    @numba.njit
-    def depth_of(mem, slot, key):  # type: ignore[no-untyped-def]
-        entry = table.tt_lookup(mem, slot, key)
-        return table.entry_depth(entry) if entry != 0 else -1
-
+    store, depth_of = table_probes(table)
     mem = np.zeros(CTX_SIZE + 8, dtype=np.int64)
     slot, deep, other, deepest = CTX_SIZE, 0x12345, 0x54321, 30
     store(mem, slot, deep, deepest)
@@ -213,16 +223,7 @@ def test_a_bucket_keeps_two_positions_and_gives_up_the_shallower() -> None:
     store takes the shallower entry of the two, a depth-limited search's the
     first."""
     table = kernel_for(EIGHT, full=False).table
-
-    @numba.njit
-    def store(mem, slot, key, depth):  # type: ignore[no-untyped-def]
-        table.tt_store(mem, slot, key, 0, depth, table.EXACT, 2, False)
-
-    @numba.njit
-    def depth_of(mem, slot, key):  # type: ignore[no-untyped-def]
-        entry = table.tt_lookup(mem, slot, key)
-        return table.entry_depth(entry) if entry != 0 else -1
-
+    store, depth_of = table_probes(table)
     assert table.WAYS == 2
     mem = np.zeros(CTX_SIZE + 8, dtype=np.int64)
     slot, deep, shallow, new = CTX_SIZE, Wide(0x12345), Wide((3 << 64) | 0x54321), Wide(0x6789A)
