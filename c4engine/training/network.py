@@ -207,13 +207,12 @@ NO_LINEAR = np.zeros(0)
 
 
 def sgd_pass(cells: np.ndarray, tables: np.ndarray, rows: tuple[np.ndarray, ...], order: np.ndarray, step: float,
-             margin: float, decay: float = 1e-4, features: np.ndarray = NO_FEATURES, linear: np.ndarray = NO_LINEAR,
-             linear_step: float = 0.0) -> float:
+             margin: float, decay: float = 1e-4, features: np.ndarray = NO_FEATURES,
+             linear: np.ndarray = NO_LINEAR) -> float:
     """One epoch over ``rows`` (current, mask, stones, result) in ``order``, the tables
     changed in place; the new margin.  A hybrid's ``features`` (:func:`feature_counts` of
-    the rows) and ``linear`` weights add the linear model's value, the weights moving
-    by ``linear_step`` (in place)."""
-    margin_gradient = sgd_epoch(cells, tables, *rows, order, step, margin, decay, features, linear, linear_step)
+    the rows) and fixed ``linear`` weights add the linear model's value."""
+    margin_gradient = sgd_epoch(cells, tables, *rows, order, step, margin, decay, features, linear)
     return max(margin - 0.5 * margin_gradient, 0.01)
 
 
