@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from contextlib import closing
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,19 @@ def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tm
     lines = result.output.splitlines()
     assert lines[0].split() == ["stones", "positions", "network", "threats"]
     assert lines[-1].startswith("0-41")
+
+
+def test_the_accuracy_command_refuses_a_network_for_another_board(tmp_path: Path) -> None:
+    """The network is read as the engine reads it, so a 7x7 network is not judged on
+    7x6 positions; the error names both boards."""
+    positions = tmp_path / "held.npz"
+    made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "1", "--seed", "3", "--nodes", "200000",
+                                    "--out", str(positions)])
+    assert made.exit_code == 0, made.output
+    network = files("c4engine").joinpath("data", "ntuple-7x7k4.npz")
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(network), str(positions)])
+    assert result.exit_code == 1, result.output
+    assert "a network for 7x7, not 7x6" in result.output
 
 
 def test_a_file_that_is_no_network_is_a_usage_error(tmp_path: Path) -> None:

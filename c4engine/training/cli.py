@@ -19,6 +19,7 @@ from .data import Dataset
 from ..referee.strength import PHASES, read_positions
 from ..rules.notation import parse_digits
 from .held_out import make_held_out, overlap, phase_accuracy, phases
+from .network import read_network_file
 from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train, trained_keys
 from .store import CheckpointError
 
@@ -131,13 +132,9 @@ def accuracy_command(network: Path, positions: Path) -> None:
     """Win/draw/loss accuracy of NETWORK against threat counting on POSITIONS, per phase."""
     data = _load_set(positions)
     try:
-        with np.load(network) as document:
-            board, block, margin = str(document["board"]), np.ascontiguousarray(document["block"]), float(document["margin"])
-            linear = np.array(document["linear"]) if "linear" in document else None
+        block, linear, margin = read_network_file(network, data.geometry)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
-        raise click.ClickException(f"{network}: not a network file ({err})") from None
-    if board != data.geometry.name:
-        raise click.ClickException(f"{network} is a network for {board}, the positions are for {data.geometry}")
+        raise click.ClickException(f"{network}: not a network file for the positions ({err})") from None
     click.echo(f"{'stones':<8}{'positions':>10}{'network':>10}{'threats':>10}")
     for row in phase_accuracy(block, margin, data, linear):
         low, high = row.phase
