@@ -165,6 +165,19 @@ def test_a_game_whose_fen_has_the_wrong_shape_is_named_and_the_others_reviewed()
     assert [g["number"] for g in json.loads(result.stdout)["games"]] == [1, 3]
 
 
+def test_a_game_on_a_board_too_large_says_so_not_that_it_is_no_connect_four() -> None:
+    """``cfour-12x10`` is Connect Four on a board past the bitboard's 128 bits: the
+    error gives the board's reason, and the game after it is still reviewed."""
+    large = '[White "large"]\n[Variant "cfour-12x10"]\n\n1. P@a1 *\n\n'
+    good = '[White "good"]\n\n1. P@d1 P@d2 *\n\n'
+    result = run("--json", "--movetime", "200", text=large + good)
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: game 1 (line 1): variant 'cfour-12x10': board 12x10: needs width x "
+                      "(height + 1) <= 128 bits (here 132); the bitboard is at most 2 64-bit words"]
+    assert [g["number"] for g in json.loads(result.stdout)["games"]] == [2]
+
+
 def test_a_game_of_a_variants_file_is_reviewed_with_that_file() -> None:
     """``match --variants`` writes the file's name in the Variant tag (cfour8x7 here):
     ``review`` reads it with the same file, and without it names what it lacks."""

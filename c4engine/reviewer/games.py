@@ -20,7 +20,7 @@ from ..inputs import decode_line
 from ..referee.pgn import BOOK, RESULTS, PgnGame, PgnMove, read_games
 from ..rules.board import Board, RulesError
 from ..rules.notation import is_digit_string, parse_digits, parse_fen
-from ..rules.variants import VariantError, VariantSet, built_in
+from ..rules.variants import BOARD_NAME_PREFIX, VariantError, VariantSet, built_in
 from .verdicts import GameJudge, GameReview
 
 if TYPE_CHECKING:
@@ -149,13 +149,11 @@ def _pgn_games(number: int, chunk: list[Line], variants: VariantSet) -> Iterator
     text = "\n".join(entry.text for entry in chunk)
     tag = _VARIANT_TAG.search(text)
     name = tag.group(1) if tag else "cfour"
-    known = _known_variant(name, variants)
+    unknown = _variant_problem(name, variants)
     if bad:
         yield InputProblem(number, line, bad)
-    elif not known:
-        yield InputProblem(number, line, f"variant '{name[:40]}' is not Connect Four "
-                                         f"(known: cfour, cfour-WxH, cfour-WxHkK and the "
-                                         f"--variants file's names)")
+    elif unknown:
+        yield InputProblem(number, line, unknown)
     elif not _RESULT_AT_END.search(text):
         yield InputProblem(number, line, "no result (1-0, 0-1, 1/2-1/2 or *) at its end: "
                                          "the game is cut off")
@@ -171,14 +169,18 @@ def _pgn_games(number: int, chunk: list[Line], variants: VariantSet) -> Iterator
                    else GameInput(number + offset, line, game, game.variant.geometry))
 
 
-def _known_variant(name: str, variants: VariantSet) -> bool:
-    """Whether the ``Variant`` tag names a game of ``variants`` (the built-in ones,
-    ``cfour``, ``cfour-8x7``..., and those of a variants file)."""
+def _variant_problem(name: str, variants: VariantSet) -> str:
+    """Why the ``Variant`` tag names no game of ``variants`` (the built-in ones,
+    ``cfour``, ``cfour-8x7``..., and those of a variants file), or '': for a
+    ``cfour-WxH`` name, what is wrong with its board (too large, say)."""
     try:
         variants.find(name)
-    except VariantError:
-        return False
-    return True
+    except VariantError as err:
+        if name.lower().startswith(BOARD_NAME_PREFIX):
+            return str(err)[:200]
+        return (f"variant '{name[:40]}' is not Connect Four (known: cfour, cfour-WxH, "
+                f"cfour-WxHkK and the --variants file's names)")
+    return ""
 
 
 def _result_of(pos: Board) -> str:
