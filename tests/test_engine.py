@@ -374,8 +374,8 @@ def test_simple_engine_plays_and_quits_as_a_context_manager():
         assert engine.id == {"name": "simple"}
         result = engine.play(Position.from_moves("44"), Limit(depth=1))
         assert result.move == 1 and result.info["pv"] == [1]
-        engine.configure({"Hash": 16, "Ponder": False})
-        assert engine.configured["Ponder"] == "false"
+        engine.configure({"uci_variant": "cfour"})
+        assert engine.configured["uci_variant"] == "cfour"
         process = engine.client
     assert not process.alive
 
@@ -511,6 +511,23 @@ def test_an_option_the_engine_refuses_is_an_engine_error(options, refusal):
     was dropped with the other lines before ``readyok``.  It ends the start instead."""
     with pytest.raises(EngineError, match=refusal):
         SimpleEngine.popen(REAL, ready_timeout=180, options=options)
+
+
+def test_an_option_the_engine_does_not_list_is_an_engine_error_before_it_is_sent(tmp_path):
+    """Engines answer a ``setoption`` they do not know in their own words (Stockfish's
+    ``No such option``) or not at all, so the client goes by the ``uci`` list, as
+    python-chess does: neither ``popen`` nor ``configure`` sends such an option."""
+    log = tmp_path / "log"
+    recording = f"{sys.executable} {TESTS / 'engines' / 'recording_engine.py'} {log}"
+    with pytest.raises(EngineError, match="no option named 'Hash' \\(it lists: UCI_Variant\\)"):
+        SimpleEngine.popen(SIMPLE, options={"Hash": 16})
+    with SimpleEngine.popen(recording) as engine:
+        with pytest.raises(EngineError, match="no option named 'Ponder'"):
+            engine.configure({"UCI_Variant": "cfour", "Ponder": False})
+        assert engine.configured == {}
+        engine.quit()
+    assert [line for line in log.read_text().splitlines() if line.startswith("setoption")] == [
+        "setoption name UCI_Variant value cfour"]  # the start's, none of configure's
 
 
 def test_configure_with_an_option_the_engine_refuses_is_an_engine_error():

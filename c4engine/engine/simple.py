@@ -19,6 +19,7 @@ from .limits import (
 )
 from .info import InfoDict, engine_move
 from .process import EngineEnded
+from .uci import lists_option
 
 
 class PositionLike(Protocol):
@@ -68,6 +69,7 @@ class SimpleEngine:
         pairs = [(name, _option_text(value)) for name, value in (options or {}).items()]
         try:
             client.start(timeout)
+            _check_listed(client, pairs)
             client.setup(pairs, ready_timeout,
                          startup_timeout=timeout if startup_timeout is None else startup_timeout)
         except BaseException:
@@ -96,8 +98,10 @@ class SimpleEngine:
     def configure(self, options: Mapping[str, object]) -> None:
         """``setoption`` for each of ``options`` (True/False as ``true``/``false``),
         then wait for ``readyok``; EngineError when the engine refuses one (with
-        ``info string error``), and then ``configured`` is left as it was."""
+        ``info string error``) or did not list it, and then ``configured`` is left
+        as it was."""
         pairs = [(name, _option_text(value)) for name, value in options.items()]
+        _check_listed(self.client, pairs)
         for name, value in pairs:
             self.client.set_option(name, value)
         self.client.ready_timeout = max(self.client.ready_timeout,
@@ -192,3 +196,13 @@ def _checked(info: InfoDict, board: Board) -> InfoDict:
         legal.append(col)
         pos = pos.play(col - 1)
     return {**info, "pv": legal}  # type: ignore[typeddict-item]
+
+
+def _check_listed(client: EngineClient, pairs: Sequence[tuple[str, str]]) -> None:
+    """EngineError, before anything is sent, for an option the engine did not list
+    in its ``uci`` reply (as python-chess does): engines answer a ``setoption`` they
+    do not know in their own words (Stockfish's ``No such option``) or not at all."""
+    for name, _ in pairs:
+        if not lists_option(client.options, name):
+            listed = ", ".join(client.options) or "none"
+            raise EngineError(f"{client.name}: no option named '{name}' (it lists: {listed})")

@@ -8,7 +8,7 @@ engine through its own asyncio process and needs the same words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..geometry import STANDARD, Geometry
 from ..rules.board import Board
@@ -25,6 +25,13 @@ def learn_uci_line(line: str, options: dict[str, str]) -> str | None:
         end = words.index("type")
         options[" ".join(words[2:end])] = " ".join(words[end:])
     return None
+
+
+def lists_option(options: Collection[str], name: str) -> bool:
+    """Whether ``name`` is among the option names an engine announced; UCI option
+    names are not case-sensitive."""
+    lowered = name.lower()
+    return any(listed.lower() == lowered for listed in options)
 
 
 def offers_variant(options: dict[str, str], variant: str) -> bool:

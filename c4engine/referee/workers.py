@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..engine.uci import lists_option
 from .config import GameSpec, MatchConfig
 from .game import GameOutcome, play_game
 from .openings import schedule
@@ -87,7 +88,7 @@ def player_names(config: MatchConfig, id_names: Sequence[str | None],
     names = display_names(config, id_names)
     for spec, name, options in zip(config.engines, names, listed):
         for option, _ in spec.options:
-            if option not in options:
+            if not lists_option(options, option):
                 progress(f"warning: {name} does not list an option '{option}'")
     return names
 
