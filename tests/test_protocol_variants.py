@@ -33,6 +33,8 @@ BOOK_NOTE = "info string no opening book for the 8x7 board (the book covers 7x6)
 NO_LEARNED_NOTE = "info string no learned evaluation for the {} board: using the hand-written threat weights"
 HYBRID_NOTE = ("info string evaluation ntuple: ntuple-7x7k4.npz for the 7x7 board, tuples beside the threat terms, "
                "held-out accuracy 0.6850 on 800 positions")
+HYBRID_6X7_NOTE = ("info string evaluation ntuple: ntuple-6x7k4.npz for the 6x7 board, tuples beside the threat terms, "
+                   "held-out accuracy 0.6275 on 800 positions")
 
 
 
@@ -162,8 +164,8 @@ def test_the_default_evaluation_says_so_on_a_board_without_a_network() -> None:
 
 def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> None:
     """With ``Evaluation ntuple`` a board with a network names its file, its board
-    and its held-out accuracy when it is set up or the option set (7x7's, a hybrid,
-    says that the threat terms play beside its tuples); a board without one says
+    and its held-out accuracy when it is set up or the option set (7x7's and 6x7's,
+    hybrids, say that the threat terms play beside their tuples); a board without one says
     that the threats stand in, and ``threats`` names no network."""
     fresh = EngineProcess()
     try:
@@ -178,6 +180,7 @@ def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> Non
     assert engine.sync(READY_TIMEOUT) == [NETWORK_NOTE]
     assert not [line for line in switch(engine, "cfour-9x6k5") if "evaluation ntuple" in line]
     assert HYBRID_NOTE in switch(engine, "cfour-7x7")
+    assert HYBRID_6X7_NOTE in switch(engine, "cfour-6x7")
     assert NETWORK_NOTE in switch(engine, "cfour")
 
 

@@ -20,7 +20,8 @@ import pytest
 from c4engine.version import __version__
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-DATA_FILES = {"c4engine/data/ntuple-7x6k4.npz", "c4engine/data/ntuple-7x7k4.npz", "c4engine/data/book-7x6-4ply.book", "c4engine/data/evaluation-7x6k4.json",
+DATA_FILES = {"c4engine/data/ntuple-7x6k4.npz", "c4engine/data/ntuple-7x7k4.npz", "c4engine/data/ntuple-6x7k4.npz",
+              "c4engine/data/book-7x6-4ply.book", "c4engine/data/evaluation-7x6k4.json",
               "c4engine/data/evaluation-7x7k4.json", "c4engine/data/strength_positions.txt",
               "c4engine/gui/static/index.html", "c4engine/gui/static/app.js", "c4engine/gui/static/style.css",
               "c4engine/kernel/book.py"}
