@@ -18,12 +18,14 @@ from pathlib import Path
 
 import minimax_oracle
 import pytest
+from kernel_calls import compiled_caller
 from positions import late_position
 
 from c4engine.geometry import Geometry
+from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
-from c4engine.rules.scores import win_now
+from c4engine.rules.scores import to_pons, win_now
 from c4engine.search.searcher import NO_MOVE_SCORE, Searcher
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -80,6 +82,33 @@ def test_exact_scores_agree_with_c4(searchers: dict[Geometry, Searcher], path: P
 def test_every_c4_score_agrees(searchers: dict[Geometry, Searcher], path: Path) -> None:
     geometry = board_of(path)
     check_scores(searcher_for(searchers, geometry), geometry, scored_lines(path))
+
+
+ODD_HEIGHT_C4_BOARDS = ["4x5", "5x5", "6x5"]
+
+
+def test_follow_up_bound_holds_on_odd_heights() -> None:
+    """On an odd height the follower claims the odd rows (kernel/resolve.py's
+    follow_up_bound): wherever the side to move has an even number of empty
+    cells, the bound is at or above ``c4``'s exact score, and it fires, with
+    losses among the bounds (a four of the follower's, not only "no four for
+    either side").  Before, the bound held on even heights only."""
+    fired = losses = 0
+    for board in ODD_HEIGHT_C4_BOARDS:
+        geometry = Geometry.parse(board)
+        resolve = kernel_for(geometry, full=False).resolve
+        bound_of = compiled_caller(resolve.follow_up_bound)
+        for moves, score in scored_lines(DATA / f"c4_scores_{board}.txt"):
+            pos = parse_digits(moves, geometry)
+            if (geometry.cells - pos.stones) % 2 or pos.can_win_now():
+                continue
+            bound = int(bound_of(pos.current, pos.mask))
+            if bound == resolve.NO_BOUND:
+                continue
+            fired += 1
+            losses += bound < 0
+            assert score <= to_pons(bound), (board, moves)
+    assert fired >= 30 and losses >= 5, (fired, losses)
 
 
 # ---------------------------------------------------------------- a plain minimax on tiny boards

@@ -31,9 +31,9 @@ from c4engine.search.thread import UNLIMITED
 bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
 
 # The kernel's internal functions these tests call (see kernel_calls).
-resolve_position, forced_cells, forced_move, loss_now, can_make_line, even_rows_bound = (
+resolve_position, forced_cells, forced_move, loss_now, can_make_line, follow_up_bound = (
     compiled_caller(function) for function in (resolve.resolve, resolve.forced_cells, resolve.forced_move,
-                                               resolve.loss_now, resolve.can_make_line, resolve.even_rows_bound))
+                                               resolve.loss_now, resolve.can_make_line, resolve.follow_up_bound))
 winning_cells, mirror = compiled_caller(jit.winning_cells), compiled_caller(jit.mirror)
 table_key, tt_slot, tt_lookup, stored_move, entry_move = (
     compiled_caller(function) for function in (table.table_key, table.tt_slot, table.tt_lookup, table.stored_move,
@@ -164,7 +164,7 @@ def test_a_side_that_cannot_make_four_scores_at_most_a_draw(searcher: Searcher) 
         assert resolve_position(pos.current, pos.mask, pos.stones, 0, 1, searcher.mem)[0] <= 0
 
 
-def test_even_rows_bound_never_exceeds_the_score() -> None:
+def test_follow_up_bound_never_exceeds_the_score() -> None:
     """On random positions with the first player to move, the claimeven bound is a
     true upper bound, and it fires often enough to matter, also with a loss (from a
     four of the second player's, not only "no four for either side")."""
@@ -172,7 +172,7 @@ def test_even_rows_bound_never_exceeds_the_score() -> None:
     fired = losses = 0
     for stones in range(24, 38, 2):
         for pos, _ in zip(random_positions(rng, stones), range(40)):
-            bound = even_rows_bound(pos.current, pos.mask)
+            bound = follow_up_bound(pos.current, pos.mask)
             if bound == resolve.NO_BOUND:
                 continue
             fired += 1

@@ -65,7 +65,6 @@ def zugzwang_rows(geometry: Geometry) -> tuple[int, int]:
 
 
 ODD_ROWS = board_bits(odd_rows(GEOMETRY))
-EVEN_ROWS = board_bits(GEOMETRY.board_mask ^ ODD_ROWS)  # rows 2, 4, 6, ...
 FIRST_PLAYER_ROWS, SECOND_PLAYER_ROWS = (board_bits(rows) for rows in zugzwang_rows(GEOMETRY))
 
 # One player's threat counts, in this order, at FIRST_THREATS or SECOND_THREATS.

@@ -2,16 +2,15 @@
 
 Forced moves are played in a loop; a side facing two wins (or a win above the
 one it must block) has lost; a side that cannot make a line any more scores at
-most 0; no win or loss can come sooner than the next moves allow; and at the
-first player's turn the second player's claimeven strategy bounds the score from
-above (:func:`even_rows_bound`), on boards of even height only (``CLAIMEVEN``).
+most 0; no win or loss can come sooner than the next moves allow; and when the
+side to move has an even number of empty cells left, the other side's
+follow-up strategy (Allis' claimeven, generalised) bounds its score from above
+(:func:`follow_up_bound`).
 
-Which rule holds where: the forced moves, the double threats, the no-line and
-the no-quick-win bounds hold on every board and every row length (they only
-use what a line of ``CONNECT`` cells is).  Claimeven needs every column to have
-an even number of cells, so that the reply in the same column always exists; on
-an odd height the first player's stone in a column's top cell has no answer
-there, and the bound is off.  The book answers on 7x6 with four in a row only.
+Which rule holds where: every rule holds on every board and every row length
+(they only use what a line of ``CONNECT`` cells is, and the follow-up only
+that the cells left pair up, see :func:`follow_up_bound`).  The book answers on
+7x6 with four in a row only.
 """
 
 from __future__ import annotations
@@ -22,8 +21,7 @@ from ..rules.scores import MATE
 from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
 from .built_book import built_book_value
-from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, FULL, H1, HAS_BOOK, HEIGHT
-from .evaluation import EVEN_ROWS
+from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, FULL, GEOMETRY, H1, HAS_BOOK, HEIGHT, board_bits
 from .jit import (
     has_line,
     jit,
@@ -37,8 +35,11 @@ from .jit import (
 from .layout import BOOK_ADDRESS, BOOK_RECORDS, BUILT_ADDRESS, BUILT_ENTRIES, BUILT_STONES, BUILT_WEAK, INFINITE
 
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
-NO_BOUND = INFINITE  # what even_rows_bound() returns when it proves nothing
-CLAIMEVEN = HEIGHT % 2 == 0  # whether even_rows_bound() is proven on this board (module docstring)
+NO_BOUND = INFINITE  # what follow_up_bound() returns when it proves nothing
+# The rows the follower claims (see follow_up_bound): the top row and every second
+# row below it; on an even height the even rows from 1 (Allis' claimeven), on an
+# odd height the odd ones.
+FOLLOW_UP_ROWS = board_bits(GEOMETRY.bottom_mask * sum(1 << row for row in range(HEIGHT - 1, -1, -2)))
 
 
 @jit
@@ -63,8 +64,8 @@ def columns_of(cells: int) -> int:
 
 @jit
 def bound_from_line(line: int, mine: int, empty: int) -> int:
-    """The bound a line of the second player's gives (see even_rows_bound), or NO_BOUND
-    when one of the first player's lines in ``mine`` can be completed first."""
+    """The bound a line of the follower's gives (see follow_up_bound), or NO_BOUND
+    when one of the mover's lines in ``mine`` can be completed first."""
     open_cells = line & empty
     tops = open_cells & ~(open_cells >> 1)
     passed_first = smear_up((tops << 1) & BOARD_MASK)
@@ -82,23 +83,28 @@ def bound_from_line(line: int, mine: int, empty: int) -> int:
 
 
 @jit
-def even_rows_bound(current: int, mask: int) -> int:
-    """An upper bound on the score of the first player to move, from the second
-    player's follow-up strategy (Allis' claimeven), or NO_BOUND.
+def follow_up_bound(current: int, mask: int) -> int:
+    """An upper bound on the score of the side to move, which must have an even
+    number of empty cells left, from the other side's follow-up strategy (Allis'
+    claimeven, generalised to any height), or NO_BOUND.
 
-    With every column filled to an even height, the second player can answer each
-    move in the same column, and so gets every even-row cell that is not playable
-    now.  Columns filled to an odd height come in pairs: a move into one of them
-    is answered in another, so giving the first player every playable cell (and
-    every odd-row cell) only flatters him.  If the second player then owns a
-    four F, he wins by it unless the first player completes one of his own first.
-    The first player's four P comes too late when, in every column where F still
-    has an empty cell, P needs a cell above F's highest one there: the column
-    passes F's cell first.  So if some F beats every P, the first player loses,
+    The other side, the follower, answers each move in the same column where it
+    can.  A column with an even number of empty cells pairs them from its
+    lowest one up, and the follower gets the upper cell of each pair.  Columns
+    with an odd number come in pairs (the cells left are even in all): a move
+    into one of them is answered in another, after which both hold an even
+    number, so giving the mover every playable cell only flatters him.  Either
+    way the follower gets every empty cell that is not playable now and lies on
+    the top row or an even number of rows below it (FOLLOW_UP_ROWS: on 7x6 the
+    even rows, claimeven; on an odd height the odd rows).  If the follower then
+    owns a four F, he wins by it unless the mover completes one of his own
+    first.  The mover's four P comes too late when, in every column where F
+    still has an empty cell, P needs a cell above F's highest one there: the
+    column passes F's cell first.  So if some F beats every P, the mover loses,
     at the latest when F's last cell is filled, which leaves the cells above it
-    empty.  If neither side owns a four, the first player scores at most a draw."""
+    empty.  If neither side owns a four, the mover scores at most a draw."""
     empty = BOARD_MASK & ~mask
-    theirs = (current ^ mask) | (EVEN_ROWS & empty & ~playable_cells(mask))
+    theirs = (current ^ mask) | (FOLLOW_UP_ROWS & empty & ~playable_cells(mask))
     mine = BOARD_MASK & ~theirs
     if not has_line(theirs):
         return NO_BOUND if has_line(mine) else 0
@@ -190,8 +196,8 @@ def resolve(current: int, mask: int, stones: int, alpha: int, beta: int, mem: np
             return sign * hi, current, mask, stones, flips, 0, 0
         forced = forced_move(opponent_wins, safe)
         if forced == 0:
-            if CLAIMEVEN and stones % 2 == 0:  # the first player to move: the second may claim the even rows
-                hi = min(hi, even_rows_bound(current, mask))
+            if (CELLS - stones) % 2 == 0:  # the cells left pair up: the opponent may follow up
+                hi = min(hi, follow_up_bound(current, mask))
                 if hi <= alpha:
                     return sign * hi, current, mask, stones, flips, 0, 0
             return UNRESOLVED, current, mask, stones, flips, lo, hi
