@@ -22,6 +22,7 @@ from .book import NOT_IN_BOOK, book_score
 from .book import SCORE_STONES as BOOK_STONES
 from .built_book import built_book_value
 from .constants import BOARD_MASK, BOTTOM_MASK, CELLS, CONNECT, FULL, GEOMETRY, H1, HAS_BOOK, HEIGHT, board_bits
+from .evaluation import odd_rows
 from .jit import (
     has_line,
     jit,
@@ -37,9 +38,9 @@ from .layout import BOOK_ADDRESS, BOOK_RECORDS, BUILT_ADDRESS, BUILT_ENTRIES, BU
 UNRESOLVED = 1 << 20  # what resolve() returns for a position it cannot settle (no score reaches it)
 NO_BOUND = INFINITE  # what follow_up_bound() returns when it proves nothing
 # The rows the follower claims (see follow_up_bound): the top row and every second
-# row below it; on an even height the even rows from 1 (Allis' claimeven), on an
-# odd height the odd ones.
-FOLLOW_UP_ROWS = board_bits(GEOMETRY.bottom_mask * sum(1 << row for row in range(HEIGHT - 1, -1, -2)))
+# row below it; on an even height the even rows (Allis' claimeven), on an odd
+# height the odd ones.
+FOLLOW_UP_ROWS = board_bits(odd_rows(GEOMETRY) if HEIGHT % 2 else GEOMETRY.board_mask ^ odd_rows(GEOMETRY))
 
 
 @jit
