@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import IO
@@ -100,8 +101,14 @@ def read_network(stream: IO[bytes], name: str, geometry: Geometry) -> tuple[np.n
     board, read-only, and a hybrid's linear weights (None for a network without).
     ValueError if it is unsound."""
     with np.load(stream) as document:
-        board, block = str(document["board"]), np.ascontiguousarray(document["block"])
-        linear = np.array(document["linear"], dtype=np.int64) if "linear" in document else None
+        return checked_network(document, name, geometry)
+
+
+def checked_network(document: Mapping[str, np.ndarray], name: str,
+                    geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`read_network` of a network file already open as ``document``."""
+    board, block = str(document["board"]), np.ascontiguousarray(document["block"])
+    linear = np.array(document["linear"], dtype=np.int64) if "linear" in document else None
     if board != geometry.name:
         raise ValueError(f"{name}: a network for {board}, not {geometry}")
     check_block(block, geometry)

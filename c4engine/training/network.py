@@ -32,7 +32,7 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, sgd_epoch, sides
-from ..search.weights import read_network
+from ..search.weights import checked_network
 from .data import Dataset, strength_keys
 from .linear import CP_PER_LOGIT, accuracy, feature_matrix, fit, full_model, integer_weights, judge, log_loss
 
@@ -313,15 +313,12 @@ def write_network(path: Path, network: Network, made_by: str, scores: list[Judge
 
 def read_network_file(path: Path, geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None, float]:
     """A file of :func:`write_network` for ``geometry``'s board: its block and linear
-    weights read as the engine reads them (:func:`c4engine.search.weights.read_network`,
+    weights read as the engine reads them (:func:`c4engine.search.weights.checked_network`,
     which checks them), and the draw margin of its fit, to judge it as the fit did.
     ValueError if it is unsound or for another board."""
-    with path.open("rb") as stream:
-        block, linear = read_network(stream, path.name, geometry)
-        stream.seek(0)
-        with np.load(stream) as document:
-            margin = float(document["margin"])
-    return block, linear, margin
+    with np.load(path) as document:
+        block, linear = checked_network(document, path.name, geometry)
+        return block, linear, float(document["margin"])
 
 
 def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
