@@ -15,7 +15,9 @@ from c4engine.geometry import STANDARD, Geometry
 from c4engine.kernel.evaluation import (
     HEURISTIC_LIMIT, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_LINEAR, NTUPLE_WORDS, THREAT_WEIGHTS,
 )
-from c4engine.kernel.ntuple import FRACTION_BITS, HEADER, STATES, TUPLE_LENGTH, block_address
+from c4engine.kernel.ntuple import (
+    CELL_BITS, FRACTION_BITS, HEADER, MAX_TUPLES, STATE_WORDS, STATES, TUPLE_LENGTH, block_address,
+)
 from c4engine.kernel.specialise import kernel_for
 from c4engine.training.network import (
     Network, book_positions, canonical_keys, cell_rows, decode_book_keys, fit_network, held_out_by_key, judge_linear, judge_network, merged_dataset,
@@ -32,6 +34,7 @@ from c4engine.search.weights import (
     weights_named,
 )
 from c4engine.training.data import Dataset, decode_book_key, make_dataset, playout, strength_keys
+from kernel_calls import compiled_caller
 
 
 def random_boards(geometry: Geometry, count: int, seed: int) -> list[Board]:
@@ -81,6 +84,82 @@ def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
     evaluate = kernel_for(geometry).evaluation.evaluate
     for board in random_boards(geometry, 150, 4):
         assert evaluate(board.current, board.mask, board.stones, pointing_at(block)) == naive_value(block, board)
+
+
+def block_of_any_cells(geometry: Geometry, tuples: int, seed: int) -> np.ndarray:
+    """A block whose rows are random cells of the board below bit 64 (the kernel's
+    reach on every board), the first row holding the highest of them (bit 63 on
+    8x8: the sign bit of the state's words)."""
+    rng = np.random.default_rng(seed)
+    cells = [cell for cell in range(CELL_BITS) if geometry.board_mask >> cell & 1]
+    rows = np.array([rng.choice(cells, TUPLE_LENGTH, replace=False) for _ in range(2 * tuples)])
+    rows[0, 0] = cells[-1] if cells[-1] not in rows[0] else rows[0, 0]
+    size = STATES ** TUPLE_LENGTH
+    tables = rng.integers(-5000, 5000, size=tuples * size)
+    return np.concatenate([[2 * tuples, TUPLE_LENGTH, size], rows.ravel(), tables]).astype(np.int32)
+
+
+def leaves_in_search_order(geometry: Geometry, roots: int, seed: int) -> list[Board]:
+    """Positions in the order a depth-limited search meets its leaves: every grandchild
+    of a random position in turn (one or two stones apart), then a jump to the next
+    root (stones taken off as well as put on, colours swapped)."""
+    leaves = []
+    for root in random_boards(geometry, roots, seed):
+        for child in (root.play(col) for col in root.legal_moves()):
+            if not child.is_over():
+                leaves += [child.play(col) for col in child.legal_moves()]
+    return leaves
+
+
+@pytest.mark.parametrize("geometry", [STANDARD, Geometry(7, 7, 4), Geometry(8, 8, 4)], ids=str)
+def test_the_leaves_state_moves_to_the_value_the_tables_give(geometry: Geometry) -> None:
+    """The search's leaves share one network state, each moving it from the last
+    leaf's position (:mod:`c4engine.kernel.ntuple`): every value is the naive sum's,
+    on a board of 64 bits or fewer and on one past 64 bits.  The state's words past
+    its layout are left alone."""
+    kernel = kernel_for(geometry)
+    leaf_value = compiled_caller(kernel.evaluation.leaf_value)
+    block = block_of_any_cells(geometry, 9, seed=11)
+    check_block(block, geometry)
+    weights = pointing_at(block)
+    state = np.full(STATE_WORDS + 8, 7, dtype=np.int64)
+    state[0] = 0  # unmade
+    leaves = leaves_in_search_order(geometry, 12, seed=12)
+    assert len(leaves) > 300
+    for board in leaves:
+        value = leaf_value(*kernel.bits(board.current, board.mask), board.stones, weights, state)
+        assert value == naive_value(block, board), board.history
+    assert (state[STATE_WORDS:] == 7).all()
+
+
+def test_the_largest_network_the_search_has_room_for_is_read_right() -> None:
+    """A network of MAX_TUPLES tuples fills the state to its last word and is valued
+    right; one more tuple is refused (it would not fit)."""
+    block = block_of_any_cells(STANDARD, MAX_TUPLES, seed=13)
+    check_block(block, STANDARD)
+    leaf_value = compiled_caller(kernel_for(STANDARD).evaluation.leaf_value)
+    state = np.full(STATE_WORDS + 8, 7, dtype=np.int64)
+    state[0] = 0
+    for board in leaves_in_search_order(STANDARD, 2, seed=14)[:60]:
+        assert leaf_value(board.current, board.mask, board.stones, pointing_at(block), state) == naive_value(block, board)
+    assert (state[STATE_WORDS:] == 7).all()
+    with pytest.raises(ValueError, match="room"):
+        check_block(block_of_any_cells(STANDARD, MAX_TUPLES + 1, seed=13), STANDARD)
+
+
+def test_a_search_after_another_networks_search_scores_as_a_new_searcher() -> None:
+    """Each search makes its leaves' state again: after a search with one network, a
+    search with another finds the nodes and score of a searcher that never had the
+    first."""
+    first, second = random_block(STANDARD, 20, seed=15), random_block(STANDARD, 20, seed=16)
+    pos = parse_digits("4453")
+    used = Searcher(16, weights=pointing_at(first))
+    used.search(pos, Limits(depth=9))
+    used.set_weights(pointing_at(second))
+    used.clear()
+    again = used.search(pos, Limits(depth=9))
+    fresh = Searcher(16, weights=pointing_at(second)).search(pos, Limits(depth=9))
+    assert (again.nodes, again.report.best.score) == (fresh.nodes, fresh.report.best.score)
 
 
 def test_a_hybrid_adds_its_linear_weights_to_the_tables() -> None:

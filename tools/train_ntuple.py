@@ -26,6 +26,7 @@ import numpy as np
 
 from c4engine.geometry import Geometry
 from c4engine.kernel.evaluation import THREAT_WEIGHTS
+from c4engine.kernel.ntuple import MAX_TUPLES
 from c4engine.training.network import (
     Judged, fit_network, judge_linear, judge_network, merged_dataset, write_network,
 )
@@ -40,7 +41,8 @@ BOOK_STONES = 12
 @click.argument("data", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--board", default="7x6", show_default=True, help="WxH or WxHkK, when no data file names it")
 @click.option("--book/--no-book", default=True, show_default=True, help="add the 12-stone book (7x6)")
-@click.option("--tuples", default=150, show_default=True, help="random-walk tuples (each also mirrored)")
+@click.option("--tuples", type=click.IntRange(1, MAX_TUPLES), default=150, show_default=True,
+              help="random-walk tuples (each also mirrored)")
 @click.option("--epochs", default=8, show_default=True)
 @click.option("--repeat-others", default=4, show_default=True,
               help="times per epoch a position of another stone count than the book's is seen "

@@ -48,7 +48,7 @@ from ..geometry import Geometry
 from .constants import BOARD_WORDS, GEOMETRY, WIDTH, board_bits
 from ..rules.scores import MATE
 from .jit import column_cells, entry, jit, popcount, smear_up, winning_cells
-from .ntuple import ntuple_evaluate
+from .ntuple import STATE_WORDS, ntuple_evaluate
 
 
 def odd_rows(geometry: Geometry) -> int:
@@ -187,11 +187,19 @@ def linear_score(current: int, mask: int, stones_on_board: int, weights: np.ndar
 
 @entry
 def evaluate(current: int, mask: int, stones_on_board: int, weights: np.ndarray) -> int:
+    """:func:`leaf_value` of one position, with a network state of its own."""
+    return leaf_value(current, mask, stones_on_board, weights, np.zeros(STATE_WORDS, dtype=np.int64))
+
+
+@jit
+def leaf_value(current: int, mask: int, stones_on_board: int, weights: np.ndarray, state: np.ndarray) -> int:
     """Heuristic value from the side to move's view: the n-tuple network's when the
-    weights name one (plus the linear model's for a hybrid), else the linear model's."""
+    weights name one (plus the linear model's for a hybrid), else the linear model's.
+    The search's leaves share one network ``state`` (:mod:`.ntuple`), each moving it
+    from the last one's position."""
     if weights[NTUPLE_ADDRESS] == 0:
         return linear_score(current, mask, stones_on_board, weights)
-    value = ntuple_evaluate(weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS], current, mask, stones_on_board)
+    value = ntuple_evaluate(weights[NTUPLE_ADDRESS], weights[NTUPLE_WORDS], current, mask, stones_on_board, state)
     if weights[NTUPLE_LINEAR] != 0:
         value += linear_score(current, mask, stones_on_board, weights)
     return min(max(value, -HEURISTIC_LIMIT), HEURISTIC_LIMIT)

@@ -5,8 +5,9 @@ the exact solve's current probe and how many of its root's moves failed low,
 whether the search is an exact solve, where the machine code of the recursion
 and of the root search lies (:mod:`~c4engine.kernel.addresses`), where the
 transposition table and the threads' busy table lie in ``mem`` and their sizes,
-the evaluation weights, and each ply's scratch), then the
-transposition table.  A ply's scratch holds its children that are left to
+the evaluation weights, each ply's scratch, and, but in the exact solver's
+kernel, the n-tuple network's state at the leaves, :mod:`~c4engine.kernel.ntuple`),
+then the transposition table.  A ply's scratch holds its children that are left to
 search, CHILD_WORDS each (the column, its ordering score, the position after
 the child's forced moves (two bitboards of one word each, or two each on a board
 past 64 bits), how many there were, and that position's proven
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import BOARD_WORDS, CELLS, WIDTH
+from .constants import BOARD_WORDS, CELLS, FULL, WIDTH
 from .evaluation import N_WEIGHTS
 from .jit import entry, jit
+from .ntuple import S_MADE, STATE_WORDS
 
 INFINITE = 30_000
 MAX_PLY = CELLS + 2
@@ -42,19 +44,23 @@ C_FLIPS, C_LO, C_HI = range(C_STONES + 1, C_STONES + 4)
 CHILD_WORDS = C_HI + 1
 ORDER = WIDTH * CHILD_WORDS
 SCRATCH_PER_PLY = ORDER + 2 * WIDTH + 1
-CTX_SIZE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY
+NETWORK_STATE = SCRATCH + MAX_PLY * SCRATCH_PER_PLY  # the leaves' n-tuple network state (ntuple.py)
+CTX_SIZE = NETWORK_STATE + (STATE_WORDS if FULL else 0)  # the exact solver evaluates nothing
 
 
 @entry
 def begin_search(mem: np.ndarray, node_limit: int) -> None:
-    """Reset the counters and flags for a new search (one call from Python instead of
-    four numpy writes, which matters when a whole solve takes microseconds)."""
+    """Reset the counters and flags for a new search, and mark the network state unmade
+    (one call from Python instead of numpy writes, which matters when a whole
+    solve takes microseconds)."""
     mem[NODES] = 0
     mem[ABORTED] = 0
     mem[SELDEPTH] = 0
     mem[ROOT_FAILS] = 0
     mem[KEEP_DEEPER] = 0
     mem[NODE_LIMIT] = node_limit
+    if FULL:
+        mem[NETWORK_STATE + S_MADE] = 0
 
 
 @jit

@@ -46,7 +46,7 @@ from numba.extending import intrinsic
 
 from .addresses import address_in, call_at_address, call_compiled, compiled_address
 from .constants import BOARD_MASK, CELLS, COLUMN_ORDER, FULL, WIDTH
-from .evaluation import N_WEIGHTS, evaluate
+from .evaluation import N_WEIGHTS, leaf_value
 from .jit import (
     BITS_TYPE,
     ENTRY_OPTIONS,
@@ -76,7 +76,9 @@ from .layout import (
     C_SCORE,
     C_STONES,
     CHILD_WORDS,
+    CTX_SIZE,
     NEGAMAX_ADDRESS,
+    NETWORK_STATE,
     ORDER,
     ROOT_FAILS,
     SCRATCH,
@@ -296,7 +298,7 @@ def search_node(current: int, mask: int, stones: int, depth: int, alpha: int, be
     if proven_high:
         beta = hi
     if FULL and depth <= 0:
-        value = evaluate(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_WEIGHTS])
+        value = leaf_value(current, mask, stones, mem[WEIGHTS:WEIGHTS + N_WEIGHTS], mem[NETWORK_STATE:CTX_SIZE])
         return min(max(value, alpha), beta)
 
     key, mirrored = table_key(current, mask)

@@ -26,7 +26,7 @@ from ..geometry import Geometry
 from ..kernel.evaluation import (
     CENTRE_ONLY, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_LINEAR, NTUPLE_WORDS, THREAT_WEIGHTS,
 )
-from ..kernel.ntuple import HEADER, LENGTH, ROWS, STATES, TABLE_SIZE, TUPLE_LENGTH, block_address
+from ..kernel.ntuple import HEADER, LENGTH, MAX_ROWS, ROWS, STATES, TABLE_SIZE, TUPLE_LENGTH, block_address
 
 LEARNED = "learned"
 NTUPLE = "ntuple"
@@ -77,6 +77,8 @@ def check_block(block: np.ndarray, geometry: Geometry) -> None:
     rows, length, size = (int(block[at]) for at in (ROWS, LENGTH, TABLE_SIZE))
     if rows <= 0 or rows % 2 or length != TUPLE_LENGTH or size != STATES ** length:
         raise ValueError(f"n-tuple header {rows, length, size} is inconsistent")
+    if rows > MAX_ROWS:
+        raise ValueError(f"n-tuple network of {rows // 2} tuples: the search has room for {MAX_ROWS // 2}")
     if block.size != HEADER + rows * length + rows // 2 * size:
         raise ValueError(f"n-tuple block of {block.size} words, not the header's")
     cells = block[HEADER:HEADER + rows * length]

@@ -14,6 +14,7 @@ import numpy as np
 from ..books.build import ClusterError, Progress, tasks_on_ray
 from ..cli import board_option
 from ..geometry import Geometry
+from ..kernel.ntuple import MAX_TUPLES
 from ..referee.cluster import check_address, connected
 from .data import Dataset
 from ..referee.strength import PHASES, read_positions
@@ -36,7 +37,8 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Stones of the positions trained on, both ends [default: 12 to cells - 8].")
 @click.option("--nodes", "node_limit", type=click.IntRange(1), default=2_000_000, show_default=True,
               help="Solver node cap per position (one not proven within it is skipped).")
-@click.option("--tuples", type=click.IntRange(1), default=150, show_default=True)
+@click.option("--tuples", type=click.IntRange(1, MAX_TUPLES), default=150, show_default=True,
+              help="Random-walk tuples, each read on the mirror image too (the search keeps room for the most).")
 @click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
 @click.option("--leaves", type=click.IntRange(0), default=0, show_default=True,
