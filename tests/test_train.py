@@ -195,6 +195,19 @@ def test_a_held_out_set_has_each_phase_solved_and_no_position_twice() -> None:
     assert set(np.unique(data.result).tolist()) <= {-1, 0, 1}
 
 
+def test_the_make_command_reports_each_phase_kept_and_not_proven(tmp_path: Path) -> None:
+    """A node cap too small for an opening position skips it: the command says how
+    many per phase, so that a set's early phase is known to hold only the easier ones."""
+    made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "2", "--seed", "3", "--nodes", "1000",
+                                    "--out", str(tmp_path / "held.npz")])
+    assert made.exit_code == 0, made.output
+    lines = made.output.splitlines()
+    table = lines.index(next(line for line in lines if line.startswith("stones")))
+    assert lines[table].split() == ["stones", "kept", "not", "proven"]
+    assert [line.split() for line in lines[table + 1:]] == [["0-9", "2", "1"], ["10-20", "2", "0"], ["21-30", "2", "0"],
+                                                    ["31-41", "2", "0"]]
+
+
 def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tmp_path: Path) -> None:
     positions = tmp_path / "held.npz"
     made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "2", "--seed", "3", "--nodes", "200000",

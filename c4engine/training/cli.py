@@ -119,12 +119,25 @@ def held_out_command() -> None:
               help="Solver node cap per position (one not proven within it is skipped).")
 def make_command(geometry: Geometry, out: Path, per_phase: int, seed: int, node_limit: int) -> None:
     """Solve seeded random playout positions, an equal share per phase."""
-    progress = Progress(per_phase * len(phases(geometry)), 0, sys.stderr)
-    data = make_held_out(geometry, per_phase, seed, node_limit, progress.advance)
+    bands = phases(geometry)
+    progress = Progress(per_phase * len(bands), 0, sys.stderr)
+    skipped = [0] * len(bands)
+
+    def solved(phase: int, proven: bool) -> None:
+        if proven:
+            progress.advance(1)
+        else:
+            skipped[phase] += 1
+
+    data = make_held_out(geometry, per_phase, seed, node_limit, solved)
     progress.close()
     data.save(out)
     counts = np.bincount(data.result.astype(np.int64) + 1, minlength=3).tolist()
     click.echo(f"{out}: {len(data)} positions, loss/draw/win {counts}")
+    click.echo(f"{'stones':<8}{'kept':>6}{'not proven':>12}")
+    for (low, high), missed in zip(bands, skipped):
+        kept = int(np.sum((data.stones >= low) & (data.stones <= high)))
+        click.echo(f"{f'{low}-{high}':<8}{kept:>6}{missed:>12}")
 
 
 @held_out_command.command("accuracy")

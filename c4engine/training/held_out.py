@@ -37,13 +37,15 @@ def phases(geometry: Geometry) -> list[tuple[int, int]]:
 
 
 def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int,
-                  found_one: Callable[[int], None] = lambda count: None) -> Dataset:
-    """Up to ``per_phase`` solved playout positions in each phase (20 tries each at most)."""
+                  solved: Callable[[int, bool], None] = lambda phase, proven: None) -> Dataset:
+    """Up to ``per_phase`` solved playout positions in each phase (20 tries each at most);
+    ``solved(phase, proven)`` after each solve, so that a caller can tell how many
+    positions of a phase the node cap left out."""
     rng = np.random.default_rng([seed, HELD_OUT_STREAM])
     solver = proving_searcher(geometry, PROVING_HASH_MB)
     keys: set[int] = set()
     boards, results = [], []
-    for low, high in phases(geometry):
+    for phase, (low, high) in enumerate(phases(geometry)):
         found = 0
         for _ in range(20 * per_phase):
             if found == per_phase:
@@ -52,13 +54,15 @@ def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int
             if board is None or board.stones < low:
                 continue
             key = int(canonical_keys(np.array([board.current]), np.array([board.mask]), geometry)[0])
-            result = None if key in keys else prove(solver, board, node_limit)
+            if key in keys:
+                continue
+            result = prove(solver, board, node_limit)
+            solved(phase, result is not None)
             if result is not None:
                 keys.add(key)
                 boards.append(board)
                 results.append(result)
                 found += 1
-                found_one(1)
     return Dataset(geometry, np.array([b.current for b in boards], dtype=np.int64),
                    np.array([b.mask for b in boards], dtype=np.int64),
                    np.array([b.stones for b in boards], dtype=np.int8), np.array(results, dtype=np.int8),
