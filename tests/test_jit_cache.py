@@ -196,6 +196,21 @@ def test_warm_up_compiles_the_whole_kernel_which_solve_then_loads(tmp_path: Path
     assert compiled_modules(tmp_path) == compiled
 
 
+@pytest.mark.slow
+def test_an_engine_told_its_board_before_isready_compiles_that_board_alone(tmp_path: Path) -> None:
+    """The engine builds its search for the board in play at the first command that
+    needs it (protocol.md, ``isready``): a ``UCI_Variant`` read before then, as a match
+    runner sends it, compiles that board's kernel on a first start, and not 7x6's
+    (the package's own, ``kernel``) as well."""
+    lines = "uci\nsetoption name UCI_Variant value cfour-5x4\nisready\nposition startpos\ngo depth 4\n"
+    done = run_command(env=cache_env(tmp_path), stdin=lines)
+    assert done.returncode == 0, done.stderr
+    assert "readyok" in done.stdout and "bestmove P@" in done.stdout and "error" not in done.stdout, done.stdout
+    compiled = compiled_modules(tmp_path)
+    assert f"{specialise.module_name(Geometry(5, 4, 4))}.negamax" in compiled
+    assert not {module for module in compiled if module.startswith("kernel.")}, compiled
+
+
 def test_warm_up_needs_a_board() -> None:
     done = run_command("warm-up", env=dict(os.environ))
     assert done.returncode == 2 and "Missing option '--board'" in done.stderr

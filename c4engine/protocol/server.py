@@ -2,11 +2,13 @@
 
 The handlers run on the command thread (:mod:`.command_thread`), one at a time;
 a ``go`` hands its search to a :class:`~.search_job.SearchJob` and returns.
-numba's first compilation can take several seconds, so the search machinery
-is imported and warmed up in a background thread started with the server:
-``uci`` is answered at once, and ``isready`` (like any command that needs the
-search) waits until the warm-up is done.  ``protocol.md`` is the contract for
-every command handled here.
+The search machinery (numba and the kernel's modules) is imported in a background
+thread started with the server, so that ``uci`` is answered at once.  The search
+itself is built by the first command that needs it (``isready``, ``go``, a search
+option...), for the board in play then: a ``setoption name UCI_Variant`` read
+before it only picks the board, so that a first start on a new board compiles that
+board's kernel alone, not 7x6's first (numba's first compilation of a kernel takes
+seconds).  ``protocol.md`` is the contract for every command handled here.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ class Server:
         self.drops = False
         self.debug = False
         self.backend: Backend | None = None
-        self._ready = threading.Event()
+        self._ready = threading.Event()  # the search machinery is imported
+        self._import_error: str | None = None  # why the search machinery could not be imported
         self._job: SearchJob | None = None
         self.quitting = threading.Event()
         self.busy = False  # a command that nothing interrupts runs (see _uninterruptible)
@@ -96,14 +99,14 @@ class Server:
 
     # -- start-up ---------------------------------------------------------
     def _warm_up(self) -> None:
-        """Import (and on a first start, compile) the search, then load the book."""
+        """Import the search machinery (numba's import takes a second or so), off the
+        command thread; the search is built by :meth:`backend_ready`."""
         try:
-            from .backend import Backend  # deferred: importing it compiles the kernel
-            self.backend = Backend(self.options, self.out)
+            from . import backend  # noqa: F401 - deferred: it imports numba and the kernel
         except Exception as exc:  # noqa: BLE001 - the process must keep answering
+            self._import_error = repr(exc)
             self.out.error(f"the search could not start: {exc!r}")
         finally:
-            self.searchable_at = time.perf_counter()
             self._ready.set()
 
     @contextmanager
@@ -136,10 +139,28 @@ class Server:
                 self._ready.wait()
 
     def backend_ready(self) -> Backend:
+        """The search, built by the first call for the board in play (on a board's first
+        use this compiles its kernel); CommandError, with the reason, when it cannot be
+        built, and the next call tries again."""
         self._wait_for_warm_up()
         if self.backend is None:
-            raise CommandError("the search is not available (see the error at start-up)")
+            self.backend = self._new_backend()
         return self.backend
+
+    def _new_backend(self) -> Backend:
+        """The search for the board in play, its set-up uninterruptible (as a ``go``'s
+        clock then knows: :meth:`_setting_up`)."""
+        if self._import_error is not None:
+            raise CommandError(f"the search could not start: {self._import_error}")
+        from .backend import Backend  # imported by the warm-up
+        geometry = self.variant.geometry
+        try:
+            with self._setting_up():
+                return Backend(self.options, self.out, geometry)
+        except MemoryError:
+            raise CommandError(f"not enough memory for the search on the {geometry} board") from None
+        except Exception as exc:  # noqa: BLE001 - the process must keep answering
+            raise CommandError(f"the search could not start: {exc!r}") from None
 
     # -- dispatch ---------------------------------------------------------
     def handle(self, line: str, read_at: float) -> None:
@@ -209,7 +230,10 @@ class Server:
         self.out("uciok")
 
     def cmd_isready(self, args: list[str]) -> None:
-        self._wait_for_warm_up()
+        try:
+            self.backend_ready()
+        except CommandError as err:  # readyok all the same: the engine still answers
+            self.out.error(str(err))
         self.out("readyok")
 
     def cmd_debug(self, args: list[str]) -> None:
@@ -258,17 +282,18 @@ class Server:
             raise
 
     def set_variant(self, name: str) -> None:
-        """Play the variant ``name`` from now on, in drops; on another board the search
-        is rebuilt for it (compiled on its first use) and the position is its start."""
+        """Play the variant ``name`` from now on, in drops; on another board the search,
+        once built, is rebuilt for it (compiled on its first use; before, it is built for
+        the new board when first needed) and the position is its start."""
         variant = self.options.variant(name)
         if variant.geometry != self.variant.geometry:
-            backend = self.backend_ready()
-            try:
-                with self._setting_up():
-                    backend.set_geometry(variant.geometry)
-            except MemoryError:
-                raise CommandError(f"option UCI_Variant: not enough memory for the {variant.geometry} "
-                                   f"board; keeping {self.variant.name}") from None
+            if self.backend is not None:
+                try:
+                    with self._setting_up():
+                        self.backend.set_geometry(variant.geometry)
+                except MemoryError:
+                    raise CommandError(f"option UCI_Variant: not enough memory for the {variant.geometry} "
+                                       f"board; keeping {self.variant.name}") from None
             self.base = self.position = variant.start()
         self.variant = variant
         self.drops = True
