@@ -6,8 +6,10 @@ shared process and its reset are the ``engine`` fixtures of ``conftest.py``;
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from engine_process import (
@@ -109,6 +111,22 @@ def test_over_long_line_is_refused() -> None:
     assert [line for line in lines if ERROR_RE.fullmatch(line)] == [
         "info string error line longer than 65536 bytes ignored"]
     assert lines[-1] == "Moves: 4 4 5 3"
+
+
+def test_a_search_that_cannot_start_is_said_and_every_go_still_gets_its_bestmove(tmp_path: Path) -> None:
+    """numba withheld (a package of that name that fails to import, first on the path):
+    ``uci`` and ``d`` still work, and each command that needs the search says why it
+    cannot, ``isready`` with its ``readyok`` and ``go`` with ``bestmove (none)``."""
+    fake = tmp_path / "numba"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('raise ImportError("numba withheld")\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()])}
+    done = subprocess.run([sys.executable, "-m", "c4engine"], input="uci\nisready\ngo depth 2\nd\nquit\n",
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    lines = [line for line in done.stdout.splitlines() if not line.startswith(("id ", "option "))]
+    why = "info string error the search could not start: ImportError('numba withheld')"
+    assert lines[:5] == ["uciok", why, why, "readyok", why] and lines[5] == "bestmove (none)", lines
+    assert lines[-1] == "Moves: (none)"
 
 
 def test_non_utf8_line_is_refused(engine: EngineProcess) -> None:

@@ -310,10 +310,13 @@ class Server:
     def cmd_go(self, args: list[str]) -> None:
         params = GoParams.parse(args)
         self.finish_search(stop=True)
-        backend = self.backend_ready()
+        try:
+            backend = self.backend_ready()
+        except CommandError as err:
+            self._no_search(str(err))
+            return
         if self.position.is_over():
-            self.out.error("go: the game is already over")
-            self.out("bestmove (none)")
+            self._no_search("go: the game is already over")
             return
         from .search_job import SearchJob  # deferred: it imports the search, loaded by now
         self._job = SearchJob(self.out, backend, self.position, params, max(self.read_at, self.searchable_at),
@@ -321,6 +324,11 @@ class Server:
         if self.quitting.is_set():
             self._job.stop()
         self._job.thread.start()
+
+    def _no_search(self, why: str) -> None:
+        """A ``go`` that cannot search: the reason, and its one ``bestmove`` all the same."""
+        self.out.error(why)
+        self.out("bestmove (none)")
 
     def cmd_stop(self, args: list[str]) -> None:
         self.stops_done += 1
