@@ -39,6 +39,11 @@ class CommandError(ValueError):
     """A command the engine refuses; the message says why."""
 
 
+def could_not_start(exc: Exception) -> str:
+    """The error for a search that could not be imported or built."""
+    return f"the search could not start: {exc!r}"
+
+
 def max_perft_depth(geometry: Geometry) -> int:
     """The deepest ``perft`` on ``geometry``: the most plies N with W^N (what N plies
     could count at most) within :data:`PERFT_LEAF_BOUND`, and no more than the board
@@ -81,7 +86,7 @@ class Server:
         self.debug = False
         self.backend: Backend | None = None
         self._ready = threading.Event()  # the search machinery is imported
-        self._import_error: str | None = None  # why the search machinery could not be imported
+        self._import_error: str | None = None  # the error the search machinery's import gave
         self._job: SearchJob | None = None
         self.quitting = threading.Event()
         self.busy = False  # a command that nothing interrupts runs (see _uninterruptible)
@@ -104,8 +109,8 @@ class Server:
         try:
             from . import backend  # noqa: F401 - deferred: it imports numba and the kernel
         except Exception as exc:  # noqa: BLE001 - the process must keep answering
-            self._import_error = repr(exc)
-            self.out.error(f"the search could not start: {exc!r}")
+            self._import_error = could_not_start(exc)
+            self.out.error(self._import_error)
         finally:
             self._ready.set()
 
@@ -151,7 +156,7 @@ class Server:
         """The search for the board in play, its set-up uninterruptible (as a ``go``'s
         clock then knows: :meth:`_setting_up`)."""
         if self._import_error is not None:
-            raise CommandError(f"the search could not start: {self._import_error}")
+            raise CommandError(self._import_error)
         from .backend import Backend  # imported by the warm-up
         geometry = self.variant.geometry
         try:
@@ -160,7 +165,7 @@ class Server:
         except MemoryError:
             raise CommandError(f"not enough memory for the search on the {geometry} board") from None
         except Exception as exc:  # noqa: BLE001 - the process must keep answering
-            raise CommandError(f"the search could not start: {exc!r}") from None
+            raise CommandError(could_not_start(exc)) from None
 
     # -- dispatch ---------------------------------------------------------
     def handle(self, line: str, read_at: float) -> None:
