@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -20,25 +21,33 @@ from .data import Dataset
 from ..referee.strength import PHASES, read_positions
 from ..rules.notation import parse_digits
 from .held_out import make_held_out, overlap, phase_accuracy, phases
-from .network import read_network_file
+from .network import HeldOutAccuracy, read_network_file
 from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train, trained_keys
 from .store import CheckpointError
+from .td import SelfPlaySpec, train_self_play
 
 DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+METHODS = ("solver", "self-play")
+ONLY_FOR = {"solver": ("stones", "node_limit", "epochs", "leaves", "playouts", "book", "cluster"),
+            "self-play": ("lam", "epsilon", "random_plies")}  # the options one method takes and not the other
 
 
 @click.command("train")
 @board_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The network file.")
+@click.option("--method", type=click.Choice(METHODS), default="solver", show_default=True,
+              help="Fit solved positions of engine games, or learn by TD(lambda) from self-play games.")
 @click.option("--seed", default=1, show_default=True)
-@click.option("--games", type=click.IntRange(1), default=20_000, show_default=True,
-              help="Noisy engine games whose positions are solved.")
+@click.option("--games", type=click.IntRange(1), default=None,
+              help="Noisy engine games whose positions are solved [default: 20000]; self-play games "
+                   "[default: 10000000].")
 @click.option("--stones", nargs=2, type=int, default=None,
               help="Stones of the positions trained on, both ends [default: 12 to cells - 8].")
 @click.option("--nodes", "node_limit", type=click.IntRange(1), default=2_000_000, show_default=True,
               help="Solver node cap per position (one not proven within it is skipped).")
-@click.option("--tuples", type=click.IntRange(1, MAX_TUPLES), default=150, show_default=True,
-              help="Random-walk tuples, each read on the mirror image too (the search keeps room for the most).")
+@click.option("--tuples", type=click.IntRange(1, MAX_TUPLES), default=None,
+              help="Random-walk tuples, each read on the mirror image too (the search keeps room for the most) "
+                   "[default: 150; self-play 70].")
 @click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
 @click.option("--leaves", type=click.IntRange(0), default=0, show_default=True,
@@ -58,34 +67,68 @@ DATA_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Stop after this long, the checkpoint saved; the same command goes on.")
 @click.option("--cluster", callback=check_address, default=None, metavar="ADDRESS",
               help="Play and solve the games on the Ray cluster at auto, HOST:PORT or ray://HOST:PORT.")
-def train_command(geometry: Geometry, out: Path, seed: int, games: int, stones: tuple[int, int] | None,
-                  node_limit: int, tuples: int, epochs: int, rate: float, leaves: int, playouts: int, book: bool,
-                  hybrid: bool, held_out: Path | None,
-                  checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None,
-                  cluster: str | None) -> None:
-    """Train an n-tuple network for the board from solved positions of seeded engine games."""
+@click.option("--lambda", "lam", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Self-play: the weight of later values in each afterstate's return.")
+@click.option("--epsilon", type=click.FloatRange(0, 1), default=0.1, show_default=True,
+              help="Self-play: the share of moves played at random.")
+@click.option("--random-plies", type=click.IntRange(0), default=2, show_default=True,
+              help="Self-play: the moves each game opens with at random.")
+@click.pass_context
+def train_command(ctx: click.Context, geometry: Geometry, out: Path, method: str, seed: int, games: int | None,
+                  stones: tuple[int, int] | None, node_limit: int, tuples: int | None, epochs: int, rate: float,
+                  leaves: int, playouts: int, book: bool, hybrid: bool, held_out: Path | None,
+                  checkpoint: Path | None, checkpoint_minutes: float, minutes: float | None, cluster: str | None,
+                  lam: float, epsilon: float, random_plies: int) -> None:
+    """Train an n-tuple network for the board: fitted to solved positions of seeded
+    engine games (--method solver), or learnt from its own games (--method self-play)."""
+    _check_method_options(ctx, method)
+    checkpoint = checkpoint or out.with_name(out.name + ".sqlite")
+    if method == "self-play":
+        if held_out is None:
+            raise click.UsageError("--method self-play needs --held-out: its games have no exact labels of their own")
+        spec = SelfPlaySpec(geometry.name, seed, games or 10_000_000, tuples or 70, rate, lam, epsilon, random_plies,
+                            hybrid)
+        run = Run(spec, out, checkpoint, spec.command(held_out.name), None, minutes, 60 * checkpoint_minutes)
+        _report(run, lambda: train_self_play(run, _held_out(held_out, geometry)))
+        return
     low, high = stones or (min(12, geometry.cells // 4), geometry.cells - 8)
     if not 0 <= low <= high < geometry.cells:
         raise click.BadParameter(f"{low} {high} is no range of stone counts on the {geometry} board",
                                  param_hint="--stones")
-    spec = TrainSpec(geometry.name, seed, games, (low, high), node_limit, tuples, epochs, rate, book, leaves, playouts,
-                     hybrid)
-    run = Run(spec, out, checkpoint or out.with_name(out.name + ".sqlite"),
-              spec.command(held_out.name if held_out else None), _held_out(held_out, geometry), minutes,
-              60 * checkpoint_minutes)
+    spec = TrainSpec(geometry.name, seed, games or 20_000, (low, high), node_limit, tuples or 150, epochs, rate, book,
+                     leaves, playouts, hybrid)
+    run = Run(spec, out, checkpoint, spec.command(held_out.name if held_out else None), _held_out(held_out, geometry),
+              minutes, 60 * checkpoint_minutes)
+    _report(run, lambda: _train_solved(run, cluster))
+
+
+def _train_solved(run: Run, cluster: str | None) -> HeldOutAccuracy:
+    if cluster is None:
+        return train(run)
+    with connected(cluster) as ray:
+        run.solver = lambda s, work: tasks_on_ray(ray, chunk_positions, s, work)
+        return train(run)
+
+
+def _report(run: Run, training: Callable[[], HeldOutAccuracy]) -> None:
+    """Run ``training`` and say what it made, or that it stopped, or why it failed."""
     try:
-        if cluster is None:
-            found = train(run)
-        else:
-            with connected(cluster) as ray:
-                run.solver = lambda s, work: tasks_on_ray(ray, chunk_positions, s, work)
-                found = train(run)
+        found = training()
     except Stopped:
-        click.echo(f"stopped after {minutes:g} minutes; {run.checkpoint} holds the run: the same command goes on")
+        click.echo(f"stopped after {run.minutes:g} minutes; {run.checkpoint} holds the run: the same command goes on")
         return
     except (CheckpointError, ClusterError, sqlite3.Error, OSError) as err:
         raise click.ClickException(str(err)) from None
-    click.echo(f"{out}: held-out accuracy {found.accuracy:.4f} on {found.positions} positions ({found.source})")
+    click.echo(f"{run.out}: held-out accuracy {found.accuracy:.4f} on {found.positions} positions ({found.source})")
+
+
+def _check_method_options(ctx: click.Context, method: str) -> None:
+    """A usage error for an option given that the method does not take."""
+    for owner, names in ONLY_FOR.items():
+        for name in names:
+            if owner != method and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                option = next(p for p in ctx.command.params if p.name == name)
+                raise click.UsageError(f"{option.opts[0]} is for --method {owner}, not {method}")
 
 
 def _held_out(path: Path | None, geometry: Geometry) -> Dataset | None:

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
@@ -57,6 +57,9 @@ from .network import (
     merged_dataset, random_walk_tuples, sgd_pass, write_network,
 )
 from .store import CheckpointError, Positions, TrainingStore
+
+if TYPE_CHECKING:
+    from .td import SelfPlaySpec
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
@@ -101,7 +104,11 @@ class TrainSpec:
 
     @classmethod
     def from_settings(cls, settings: str) -> TrainSpec:
+        """The spec of a checkpoint's settings; CheckpointError if they are a self-play
+        run's (:mod:`c4engine.training.td`)."""
         fields = json.loads(settings)
+        if "method" in fields:
+            raise CheckpointError(f"the checkpoint holds a {fields['method']} run ({settings})")
         return cls(**fields | {"stones": tuple(fields["stones"])})
 
     def command(self, held_out: str | None) -> str:
@@ -183,9 +190,10 @@ ChunkSolver = Callable[[TrainSpec, list[int]], Iterator[tuple[int, Positions]]]
 
 @dataclass
 class Run:
-    """One invocation of ``c4engine train``: where it writes, and its limits."""
+    """One invocation of ``c4engine train``: where it writes, and its limits (a self-play
+    run's spec is :class:`c4engine.training.td.SelfPlaySpec`; it takes no ``solver``)."""
 
-    spec: TrainSpec
+    spec: TrainSpec | SelfPlaySpec
     out: Path
     checkpoint: Path
     made_by: str

@@ -51,6 +51,8 @@ class TrainingStore:
                             "mask BLOB, result BLOB)")
             self.db.execute("CREATE TABLE IF NOT EXISTS fit (id INTEGER PRIMARY KEY CHECK (id = 0), "
                             "epochs INTEGER, margin REAL, tables BLOB, shape TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS play (id INTEGER PRIMARY KEY CHECK (id = 0), "
+                            "games INTEGER, tables BLOB, shape TEXT)")
 
     def close(self) -> None:
         self.db.close()
@@ -116,5 +118,22 @@ class TrainingStore:
         row = self.db.execute("SELECT epochs, margin, tables, shape FROM fit").fetchone()
         if row is None:
             return None
-        shape = tuple(int(n) for n in row[3].split(","))
-        return int(row[0]), float(row[1]), np.frombuffer(row[2], dtype=np.float64).reshape(shape).copy()
+        return int(row[0]), float(row[1]), _tables(row[2], row[3])
+
+    def save_play(self, games: int, tables: np.ndarray) -> None:
+        """A self-play run's tables after ``games`` games (:mod:`c4engine.training.td`)."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO play VALUES (0, ?, ?, ?)",
+                            (games, tables.astype(np.float64).tobytes(), ",".join(str(n) for n in tables.shape)))
+
+    def saved_play(self) -> tuple[int, np.ndarray] | None:
+        """The games played and the tables of a self-play run's last save, if any."""
+        row = self.db.execute("SELECT games, tables, shape FROM play").fetchone()
+        if row is None:
+            return None
+        return int(row[0]), _tables(row[1], row[2])
+
+
+def _tables(blob: bytes, shape: str) -> np.ndarray:
+    """Tables saved as float64 bytes and their shape ("rows,columns"), writable."""
+    return np.frombuffer(blob, dtype=np.float64).reshape(tuple(int(n) for n in shape.split(","))).copy()
