@@ -49,7 +49,9 @@ ONLY_FOR = {"solver": ("stones", "node_limit", "epochs", "leaves", "playouts", "
               help="Random-walk tuples, each read on the mirror image too (the search keeps room for the most) "
                    "[default: 150; self-play 70].")
 @click.option("--epochs", type=click.IntRange(1), default=8, show_default=True)
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True)
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
+              help="The step in the value per unit of error, falling to a tenth by the last epoch (self-play: "
+                   "the last chunk of games).")
 @click.option("--leaves", type=click.IntRange(0), default=0, show_default=True,
               help="Per game, positions a search from one of its positions evaluates, solved too.")
 @click.option("--playouts", type=click.IntRange(0), default=0, show_default=True,
