@@ -81,10 +81,10 @@ def moved_sum(tables: np.ndarray, index: np.ndarray, starts: np.ndarray, rows: n
 
 @numba.njit(nogil=True)
 def play_games(tables: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], shape: tuple[int, int, int],
-               games: int, seed: int, rate: float, lam: float, epsilon: float, opening: int, samples: np.ndarray,
+               games: int, seed: int, step: float, lam: float, epsilon: float, opening: int, samples: np.ndarray,
                linear: Any, weights: np.ndarray, hybrid: bool) -> None:
     """``games`` self-play games on a board of ``shape`` (width, height, connect), the
-    tables learning after each at ``rate`` (none at 0; see the module docstring), each
+    tables learning after each with ``step`` per entry (none at 0; see the module docstring), each
     playing its first ``opening`` moves and a share ``epsilon`` of the others at
     random; ``pairs`` are :func:`cell_pairs`.  ``samples[g]`` is game ``g``'s value of
     one afterstate drawn at random before its end, for the first player in units of
@@ -101,8 +101,8 @@ def play_games(tables: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarr
         plies, result = play_game(tables, pairs, shape, epsilon, opening, linear, weights, hybrid, history, sums,
                                   greedy)
         samples[game, 0], samples[game, 1] = sums[np.random.randint(plies - 1)], result
-        if rate > 0:
-            learn(tables, history, np.tanh(sums), greedy, plies, result, rate / history.shape[1], lam)
+        if step > 0:
+            learn(tables, history, np.tanh(sums), greedy, plies, result, step, lam)
 
 
 @numba.njit(nogil=True)

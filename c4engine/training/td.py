@@ -7,9 +7,10 @@ this module runs them in chunks of ``GAMES_PER_CHUNK`` and keeps the run:
   tables it starts from are the ones the chunks before it left, so the same
   command makes the same tables, whether it ran at once or stopped and went on.
 * **The step** falls linearly from ``rate`` in the first chunk to a tenth of it
-  in the last (shared among the entries an afterstate reads), so that the
-  tables settle: at a constant step, 30 M games of 8x7 scored worse on the
-  held-out set than 10 M (docs/guides/evaluation.md).
+  in the last, shared among the entries an afterstate reads, as the solver
+  method's does over its epochs (:func:`~c4engine.training.network.epoch_step`),
+  so that the tables settle: at a constant step, 30 M games of 8x7 scored
+  worse on the held-out set than 10 M (docs/guides/evaluation.md).
 * **Resumable:** the tables and the games played are saved in the checkpoint
   (:class:`c4engine.training.store.TrainingStore`) every ``checkpoint_seconds``
   and when the run stops, always between two chunks.
@@ -45,14 +46,16 @@ from ..kernel.ntuple import STATES, TUPLE_LENGTH
 from ..kernel.specialise import kernel_for
 from .data import Dataset
 from .linear import log_loss
-from .network import HeldOutAccuracy, Network, cell_rows, judge_network, random_walk_tuples, write_network
-from .pipeline import Run, Stopped
+from .network import (
+    HeldOutAccuracy, Network, cell_rows, epoch_step, judge_network, random_walk_tuples, write_network,
+)
+from .pipeline import TUPLE_STREAM, Run, Stopped
 from .selfplay import cell_pairs, play_games
 from .store import TrainingStore
 
 GAMES_PER_CHUNK = 100_000  # games between two chances to save: seconds of play
 CALIBRATION_GAMES = 20_000
-TUPLE_STREAM, PLAY_STREAM, CALIBRATION_STREAM = 1, 5, 6  # the seeds' second words (pipeline's streams are 1-4)
+PLAY_STREAM, CALIBRATION_STREAM = 5, 6  # the seeds' second words, beside pipeline's (1-4)
 MARGINS = np.linspace(0.02, 4.0, 200)  # the draw margins tried, in logits
 
 
@@ -106,13 +109,13 @@ class SelfPlayer:
         self.linear = kernel_for(geometry).evaluation.linear_score
         self.weights = THREAT_WEIGHTS.copy()
 
-    def play(self, tables: np.ndarray, games: int, seed: list[int], rate: float) -> np.ndarray:
-        """``games`` games from a generator seeded by ``seed``, learning at ``rate`` (none
-        at 0); their samples (value, result)."""
+    def play(self, tables: np.ndarray, games: int, seed: list[int], step: float) -> np.ndarray:
+        """``games`` games from a generator seeded by ``seed``, learning with ``step``
+        per entry (none at 0); their samples (value, result)."""
         samples = np.zeros((games, 2))
         spec = self.spec
         play_games(tables, self.pairs, self.shape, games, int(np.random.SeedSequence(seed).generate_state(1)[0]),
-                   rate, spec.lam, spec.epsilon, spec.random_plies, samples, self.linear, self.weights,
+                   step, spec.lam, spec.epsilon, spec.random_plies, samples, self.linear, self.weights,
                    spec.hybrid)
         return samples
 
@@ -136,29 +139,11 @@ def train_self_play(run: Run, held_out: Dataset) -> HeldOutAccuracy:
     ``Stopped`` when ``run.minutes`` are spent first, the checkpoint saved."""
     spec = run.spec
     assert isinstance(spec, SelfPlaySpec)
+    player = SelfPlayer(spec)
     store = TrainingStore(run.checkpoint)
     try:
         store.claim(spec.settings())
-        player = SelfPlayer(spec)
-        games, tables = store.saved_play() or (0, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
-        progress = Progress(spec.games, games, run.stream or sys.stderr, "games")
-        saved = time.monotonic()
-        try:
-            while games < spec.games:
-                chunk = games // GAMES_PER_CHUNK
-                samples = player.play(tables, spec.chunk_games(chunk), [spec.seed, PLAY_STREAM, chunk],
-                                      spec.rate * (1 - 0.9 * chunk / max(spec.chunks - 1, 1)))
-                games += samples.shape[0]
-                progress.note = chunk_note(player, tables, samples, held_out)
-                progress.advance(samples.shape[0])
-                if games < spec.games and (run.out_of_time() or time.monotonic() - saved >= run.checkpoint_seconds):
-                    store.save_play(games, tables)
-                    saved = time.monotonic()
-                    if run.out_of_time():
-                        raise Stopped
-        finally:
-            progress.close()
-        store.save_play(games, tables)
+        tables = played(run, store, player, held_out)
     finally:
         store.close()
     calibration = player.play(tables, CALIBRATION_GAMES, [spec.seed, CALIBRATION_STREAM], 0.0)
@@ -167,6 +152,33 @@ def train_self_play(run: Run, held_out: Dataset) -> HeldOutAccuracy:
     found = HeldOutAccuracy(score.accuracy, len(held_out), "an independent held-out set (c4engine held-out make)")
     write_network(run.out, network, run.made_by, [], spec.games, found)
     return found
+
+
+def played(run: Run, store: TrainingStore, player: SelfPlayer, held_out: Dataset) -> np.ndarray:
+    """The tables after every chunk of the run's games, from the checkpoint's; saved
+    every ``run.checkpoint_seconds``, when the run's time is out (``Stopped``) and
+    at the end."""
+    spec = player.spec
+    games, tables = store.saved_play() or (0, np.zeros((spec.tuples, STATES ** TUPLE_LENGTH)))
+    progress = Progress(spec.games, games, run.stream or sys.stderr, "games")
+    saved = time.monotonic()
+    try:
+        while games < spec.games:
+            chunk = games // GAMES_PER_CHUNK
+            samples = player.play(tables, spec.chunk_games(chunk), [spec.seed, PLAY_STREAM, chunk],
+                                  epoch_step(spec.rate, chunk, spec.chunks, spec.tuples))
+            games += samples.shape[0]
+            progress.note = chunk_note(player, tables, samples, held_out)
+            progress.advance(samples.shape[0])
+            if games < spec.games and (run.out_of_time() or time.monotonic() - saved >= run.checkpoint_seconds):
+                store.save_play(games, tables)
+                saved = time.monotonic()
+                if run.out_of_time():
+                    raise Stopped
+    finally:
+        progress.close()
+    store.save_play(games, tables)
+    return tables
 
 
 def chunk_note(player: SelfPlayer, tables: np.ndarray, samples: np.ndarray, held_out: Dataset) -> str:
