@@ -104,7 +104,7 @@ def boards_of(indices: np.ndarray, cells: np.ndarray) -> np.ndarray:
 
 def test_the_same_command_makes_the_same_network_and_a_stopped_run_goes_on_to_it(
         held_out: str, tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(td, "GAMES_PER_CHUNK", 2000)
+    monkeypatch.setattr(td.SelfPlaySpec, "games_per_chunk", 2000)
     first, again, other = (str(tmp_path / name) for name in ("first.npz", "again.npz", "other.npz"))
     output = train(held_out, first)
     assert "6000/6000 games" in output and "held-out accuracy" in output

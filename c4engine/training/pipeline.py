@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -69,12 +69,32 @@ FIT_FIELDS = ("tuples", "epochs", "rate", "book", "hybrid")  # the fields that t
 
 
 @dataclass(frozen=True)
-class TrainSpec:
-    """What a run makes: the same spec, the same network."""
+class ChunkedSpec:
+    """What a run of either method starts from: a board, a seed, and its games,
+    played in chunks of ``games_per_chunk``, chunk ``i`` seeded by ``(seed, i)``."""
 
     board: str
     seed: int
     games: int
+    games_per_chunk: ClassVar[int] = GAMES_PER_CHUNK
+
+    @property
+    def geometry(self) -> Geometry:
+        return Geometry.parse(self.board)
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.games // self.games_per_chunk)
+
+    def chunk_games(self, chunk: int) -> int:
+        """The games chunk ``chunk`` plays (none past the run's end)."""
+        return max(0, min(self.games_per_chunk, self.games - chunk * self.games_per_chunk))
+
+
+@dataclass(frozen=True)
+class TrainSpec(ChunkedSpec):
+    """What a run makes: the same spec, the same network."""
+
     stones: tuple[int, int]
     node_limit: int
     tuples: int
@@ -84,14 +104,6 @@ class TrainSpec:
     leaves: int = 0
     playouts: int = 0
     hybrid: bool = False
-
-    @property
-    def geometry(self) -> Geometry:
-        return Geometry.parse(self.board)
-
-    @property
-    def chunks(self) -> int:
-        return -(-self.games // GAMES_PER_CHUNK)
 
     def settings(self) -> str:
         """The spec as the checkpoint keeps it; ``leaves``, ``playouts`` and ``hybrid``
@@ -137,7 +149,7 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     rng = np.random.default_rng([spec.seed, chunk])
     solver, player = game_searchers(geometry)
     found: dict[int, tuple[int, int, int]] = {}
-    for _ in range(chunk_games(spec, chunk)):
+    for _ in range(spec.chunk_games(chunk)):
         game = noisy_game(geometry, spec.stones[1], rng, solver, player)
         boards = [board for board in game if board.stones >= spec.stones[0]]
         boards += game_leaves(game, spec.leaves, spec.stones, rng, player)
@@ -151,11 +163,6 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
     rows = list(found.values())
     return chunk, (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
                    np.array([r[2] for r in rows], dtype=np.int8))
-
-
-def chunk_games(spec: TrainSpec, chunk: int) -> int:
-    """The games chunk ``chunk`` of ``spec``'s run plays (none past its end)."""
-    return max(0, min(GAMES_PER_CHUNK, spec.games - chunk * GAMES_PER_CHUNK))
 
 
 def claim(store: TrainingStore, spec: TrainSpec) -> None:
@@ -177,7 +184,7 @@ def claim(store: TrainingStore, spec: TrainSpec) -> None:
 def filled(spec: TrainSpec, chunk: int) -> int:
     """The games a recorded chunk ``chunk`` holds in ``spec``'s checkpoint: its own,
     or all of a chunk's past the run's end (only a longer run records those)."""
-    return chunk_games(spec, chunk) or GAMES_PER_CHUNK
+    return spec.chunk_games(chunk) or GAMES_PER_CHUNK
 
 
 def solve_here(spec: TrainSpec, chunks: Iterable[int]) -> Iterator[tuple[int, Positions]]:
@@ -251,7 +258,7 @@ def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:
 def make_data(run: Run, store: TrainingStore) -> None:
     """Every chunk's positions into the checkpoint, as each ends."""
     done = store.chunks_done() & set(range(run.spec.chunks))
-    progress = Progress(run.spec.games, sum(chunk_games(run.spec, chunk) for chunk in done), _stream(run), "games")
+    progress = Progress(run.spec.games, sum(run.spec.chunk_games(chunk) for chunk in done), _stream(run), "games")
     try:
         to_do = [chunk for chunk in range(run.spec.chunks) if chunk not in done]
         solved = store.position_count(run.spec.chunks)
@@ -259,7 +266,7 @@ def make_data(run: Run, store: TrainingStore) -> None:
             store.record_chunk(chunk, positions)
             solved += positions[0].size
             progress.note = f"{solved} positions solved"
-            progress.advance(chunk_games(run.spec, chunk))
+            progress.advance(run.spec.chunk_games(chunk))
             if run.out_of_time():
                 raise Stopped
     finally:

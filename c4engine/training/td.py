@@ -36,11 +36,11 @@ import shlex
 import sys
 import time
 from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..books.build import Progress
-from ..geometry import Geometry
 from ..kernel.evaluation import N_LINEAR, THREAT_WEIGHTS
 from ..kernel.ntuple import STATES, TUPLE_LENGTH
 from ..kernel.specialise import kernel_for
@@ -49,7 +49,7 @@ from .linear import log_loss
 from .network import (
     HeldOutAccuracy, Network, cell_rows, epoch_step, judge_network, random_walk_tuples, write_network,
 )
-from .pipeline import TUPLE_STREAM, Run, Stopped
+from .pipeline import TUPLE_STREAM, ChunkedSpec, Run, Stopped
 from .selfplay import cell_pairs, play_games
 from .store import TrainingStore
 
@@ -60,26 +60,16 @@ MARGINS = np.linspace(0.02, 4.0, 200)  # the draw margins tried, in logits
 
 
 @dataclass(frozen=True)
-class SelfPlaySpec:
+class SelfPlaySpec(ChunkedSpec):
     """What a self-play run makes: the same spec, the same network."""
 
-    board: str
-    seed: int
-    games: int
     tuples: int
     rate: float
     lam: float
     epsilon: float
     random_plies: int
     hybrid: bool
-
-    @property
-    def geometry(self) -> Geometry:
-        return Geometry.parse(self.board)
-
-    @property
-    def chunks(self) -> int:
-        return -(-self.games // GAMES_PER_CHUNK)
+    games_per_chunk: ClassVar[int] = GAMES_PER_CHUNK
 
     def settings(self) -> str:
         return json.dumps({"method": "self-play", **asdict(self)}, sort_keys=True)
@@ -91,9 +81,6 @@ class SelfPlaySpec:
                  "--lambda", repr(self.lam), "--epsilon", repr(self.epsilon), "--random-plies",
                  str(self.random_plies)]
         return shlex.join(words + ["--hybrid"] * self.hybrid + ["--held-out", held_out])
-
-    def chunk_games(self, chunk: int) -> int:
-        return min(GAMES_PER_CHUNK, self.games - chunk * GAMES_PER_CHUNK)
 
 
 class SelfPlayer:
@@ -164,7 +151,7 @@ def played(run: Run, store: TrainingStore, player: SelfPlayer, held_out: Dataset
     saved = time.monotonic()
     try:
         while games < spec.games:
-            chunk = games // GAMES_PER_CHUNK
+            chunk = games // spec.games_per_chunk
             samples = player.play(tables, spec.chunk_games(chunk), [spec.seed, PLAY_STREAM, chunk],
                                   epoch_step(spec.rate, chunk, spec.chunks, spec.tuples))
             games += samples.shape[0]
