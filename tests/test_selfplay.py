@@ -3,6 +3,13 @@ that are the network's, the same command making the same file, a stopped run goi
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -173,3 +180,39 @@ def test_a_checkpoint_of_the_other_method_is_refused(held_out: str, tmp_path) ->
                     ["held-out", "overlap", str(self_play_run), held_out]):
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 1 and "holds a self-play run" in result.output
+
+
+@pytest.mark.slow
+def test_a_killed_run_goes_on_to_the_same_network(held_out: str, tmp_path) -> None:
+    """SIGKILL once the tables of the first chunk of 100,000 games are saved
+    (``--checkpoint-minutes 0`` saves after each); the same command then finishes
+    the run, and the network is the uninterrupted run's."""
+    command = [sys.executable, "-m", "c4engine", "train", "--method", "self-play", "--board", "5x4", "--games",
+               "300000", "--tuples", "6", "--held-out", held_out, "--checkpoint-minutes", "0"]
+    whole, killed = tmp_path / "whole.npz", tmp_path / "killed.npz"
+    subprocess.run([*command, "--out", str(whole)], check=True, capture_output=True)
+    process = subprocess.Popen([*command, "--out", str(killed)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while games_saved(killed.with_name(killed.name + ".sqlite")) == 0:
+            assert process.poll() is None and time.monotonic() < deadline, "no chunk was saved"
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    assert not killed.exists()
+    assert games_saved(killed.with_name(killed.name + ".sqlite")) in (100_000, 200_000)
+    subprocess.run([*command, "--out", str(killed)], check=True, capture_output=True)
+    assert killed.read_bytes() == whole.read_bytes()
+
+
+def games_saved(checkpoint: Path) -> int:
+    if not checkpoint.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(checkpoint)) as db:
+            row = db.execute("SELECT games FROM play").fetchone()
+            return 0 if row is None else int(row[0])
+    except sqlite3.OperationalError:  # the tables are not made yet, or the writer holds a lock
+        return 0
