@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, ClassVar
+from typing import IO, ClassVar
 
 import numpy as np
 
@@ -57,9 +57,6 @@ from .network import (
     merged_dataset, random_walk_tuples, sgd_pass, write_network,
 )
 from .store import CheckpointError, Positions, TrainingStore
-
-if TYPE_CHECKING:
-    from .td import SelfPlaySpec
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
 REPEAT_OTHERS = 4  # times an epoch a position beside the 7x6 book's is seen
@@ -200,7 +197,7 @@ class Run:
     """One invocation of ``c4engine train``: where it writes, and its limits (a self-play
     run's spec is :class:`c4engine.training.td.SelfPlaySpec`; it takes no ``solver``)."""
 
-    spec: TrainSpec | SelfPlaySpec
+    spec: ChunkedSpec
     out: Path
     checkpoint: Path
     made_by: str
@@ -220,11 +217,13 @@ class Run:
 def train(run: Run) -> HeldOutAccuracy:
     """Make (or go on making) the run's network and write it to ``run.out``; its
     held-out accuracy.  Stopped when ``run.minutes`` are spent first."""
+    spec = run.spec
+    assert isinstance(spec, TrainSpec)
     store = TrainingStore(run.checkpoint)
     try:
-        claim(store, run.spec)
+        claim(store, spec)
         make_data(run, store)
-        data = merged_dataset(run.spec.geometry, [stored_dataset(run.spec, store)], run.spec.book)
+        data = merged_dataset(spec.geometry, [stored_dataset(spec, store)], spec.book)
         return fit(run, store, data)
     finally:
         store.close()
