@@ -157,6 +157,14 @@ def test_an_option_of_the_solver_method_is_a_usage_error(held_out: str, tmp_path
     assert result.exit_code == 2 and message in result.output
 
 
+@pytest.mark.parametrize("method", ["solver", "self-play"])
+def test_a_board_past_64_bits_is_refused_by_either_method(method: str, held_out: str, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["train", "--method", method, "--board", "8x8", "--held-out", held_out,
+                                      "--out", str(tmp_path / "n.npz")])
+    assert result.exit_code == 2 and "its bitboard has 72 bits" in result.output
+    assert not (tmp_path / "n.npz.sqlite").exists()
+
+
 def test_self_play_options_need_the_self_play_method_and_it_needs_a_held_out_set(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["train", "--board", "5x4", "--lambda", "0.7", "--out", str(tmp_path / "n")])
     assert result.exit_code == 2 and "--lambda is for --method self-play, not solver" in result.output

@@ -15,7 +15,7 @@ import numpy as np
 from ..books.build import ClusterError, Progress, tasks_on_ray
 from ..cli import board_option
 from ..geometry import Geometry
-from ..kernel.ntuple import MAX_TUPLES
+from ..kernel.ntuple import CELL_BITS, MAX_TUPLES
 from ..referee.cluster import check_address, connected
 from .data import Dataset
 from ..referee.strength import PHASES, read_positions
@@ -84,6 +84,10 @@ def train_command(ctx: click.Context, geometry: Geometry, out: Path, method: str
     """Train an n-tuple network for the board: fitted to solved positions of seeded
     engine games (--method solver), or learnt from its own games (--method self-play)."""
     _check_method_options(ctx, method)
+    if geometry.width * geometry.h1 > CELL_BITS:
+        raise click.BadParameter(f"no n-tuple network on the {geometry} board yet: its bitboard has "
+                                 f"{geometry.width * geometry.h1} bits, and a tuple's cells are bits 0-{CELL_BITS - 1}",
+                                 param_hint="--board")
     checkpoint = checkpoint or out.with_name(out.name + ".sqlite")
     if method == "self-play":
         if held_out is None:
