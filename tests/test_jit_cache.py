@@ -3,6 +3,8 @@ and boards compiled at once by several processes (kernel.specialise)."""
 
 from __future__ import annotations
 
+import ast
+import builtins
 import os
 import re
 import subprocess
@@ -62,18 +64,37 @@ def test_an_entry_goes_with_its_own_data_files_only(tmp_path: Path) -> None:
     assert sorted(p.name for p in cache.iterdir()) == sorted(KERNEL_ENTRY)
 
 
+PACKAGE = Path(__file__).resolve().parent.parent / "c4engine"
+# Modules outside the kernel whose cached functions call only their own (and numpy's):
+# numba's cache, keyed on a function's own file, stays true for them without the
+# kernel's stale-entry sweep (their functions that call a board kernel are not cached).
+SELF_CONTAINED = {"selfplay": PACKAGE / "training" / "selfplay.py"}
+
+
 def test_every_module_with_compiled_functions_is_listed() -> None:
     """A module that compiles functions but is missing from jitted_sources() would
     leave the kernel stale after its edits."""
-    package = Path(__file__).resolve().parent.parent / "c4engine"
     compiling = set()
-    for path in package.rglob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         text = path.read_text()
         if "@jit" in text or "numba.njit" in text:
             compiling.add(path.stem)
         compiling.update(re.findall(r"\bjit\((\w+)\.", text))  # jit(bits.popcount)
     assert {"negamax", "book", "bits"} <= compiling
-    assert compiling <= {source.stem for source in jitted_sources()}
+    assert compiling - SELF_CONTAINED.keys() <= {source.stem for source in jitted_sources()}
+
+
+@pytest.mark.parametrize("name", sorted(SELF_CONTAINED))
+def test_a_self_contained_module_caches_only_functions_that_call_its_own(name: str) -> None:
+    tree = ast.parse(SELF_CONTAINED[name].read_text())
+    own = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    cached = [node for node in tree.body if isinstance(node, ast.FunctionDef)
+              and any("cache=True" in ast.unparse(decorator) for decorator in node.decorator_list)]
+    assert cached
+    for function in cached:
+        called = {node.func.id for node in ast.walk(function)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert called <= own | set(dir(builtins)), function.name
 
 
 def test_kernel_copies_of_edited_sources_go_beside_the_package(tmp_path: Path, monkeypatch) -> None:
