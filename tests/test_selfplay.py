@@ -3,17 +3,16 @@ that are the network's, the same command making the same file, a stopped run goi
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from checkpoints import checkpoint_count
 from c4engine.cli import cli
 from c4engine.geometry import Geometry
 from c4engine.kernel.evaluation import N_LINEAR, THREAT_WEIGHTS
@@ -216,11 +215,4 @@ def test_a_killed_run_goes_on_to_the_same_network(held_out: str, tmp_path) -> No
 
 
 def games_saved(checkpoint: Path) -> int:
-    if not checkpoint.exists():
-        return 0
-    try:
-        with closing(sqlite3.connect(checkpoint)) as db:
-            row = db.execute("SELECT games FROM play").fetchone()
-            return 0 if row is None else int(row[0])
-    except sqlite3.OperationalError:  # the tables are not made yet, or the writer holds a lock
-        return 0
+    return checkpoint_count(checkpoint, "SELECT games FROM play")

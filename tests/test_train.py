@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from checkpoints import checkpoint_count
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
 from c4engine.kernel.evaluation import N_LINEAR
@@ -88,13 +89,7 @@ def test_a_killed_run_goes_on_to_the_same_network(first: Path, tmp_path: Path) -
 
 
 def chunks_in(checkpoint: Path) -> int:
-    if not checkpoint.exists():
-        return 0
-    try:
-        with closing(sqlite3.connect(checkpoint)) as db:
-            return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
-    except sqlite3.OperationalError:  # the tables are not made yet, or the writer holds a lock
-        return 0
+    return checkpoint_count(checkpoint, "SELECT count(*) FROM chunks")
 
 
 def test_a_checkpoint_of_another_run_is_refused(first: Path, tmp_path: Path) -> None:
