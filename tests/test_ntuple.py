@@ -256,9 +256,11 @@ def test_the_shipped_7x6_network_loads_as_before_with_no_linear_part() -> None:
                                      "(made before c4engine train)")
 
 
-@pytest.mark.parametrize("geometry", [Geometry(7, 7, 4), Geometry(6, 7, 4), Geometry(8, 7, 4), Geometry(9, 6, 4)],
-                         ids=str)
-def test_7x7_6x7_8x7_and_9x6_ship_hybrids_whose_vectors_add_their_linear_weights(geometry: Geometry) -> None:
+HYBRID_BOARDS = [Geometry(7, 7, 4), Geometry(6, 7, 4), Geometry(8, 7, 4), Geometry(9, 6, 4)]
+
+
+@pytest.mark.parametrize("geometry", HYBRID_BOARDS, ids=str)
+def test_the_boards_with_hybrids_ship_vectors_that_add_their_linear_weights(geometry: Geometry) -> None:
     network = ntuple_network(geometry)
     weights = ntuple_weights(geometry)
     assert network is not None and network[1] is not None and weights is not None
