@@ -84,10 +84,7 @@ def train_command(ctx: click.Context, geometry: Geometry, out: Path, method: str
     """Train an n-tuple network for the board: fitted to solved positions of seeded
     engine games (--method solver), or learnt from its own games (--method self-play)."""
     _check_method_options(ctx, method)
-    if geometry.width * geometry.h1 > CELL_BITS:
-        raise click.BadParameter(f"no n-tuple network on the {geometry} board yet: its bitboard has "
-                                 f"{geometry.width * geometry.h1} bits, and a tuple's cells are bits 0-{CELL_BITS - 1}",
-                                 param_hint="--board")
+    _check_network_board(geometry)
     checkpoint = checkpoint or out.with_name(out.name + ".sqlite")
     if method == "self-play":
         if held_out is None:
@@ -153,6 +150,15 @@ def _load_set(path: Path) -> Dataset:
         raise click.ClickException(f"{path}: not a set of positions ({err})") from None
 
 
+def _check_network_board(geometry: Geometry) -> None:
+    """Refuse a board whose positions a network and its data cannot hold yet: a tuple's
+    cells, and a training or held-out position's stones, are one 64-bit word."""
+    if geometry.width * geometry.h1 > CELL_BITS:
+        raise click.BadParameter(f"no n-tuple network on the {geometry} board yet: its bitboard has "
+                                 f"{geometry.width * geometry.h1} bits, and a tuple's cells are bits 0-{CELL_BITS - 1}",
+                                 param_hint="--board")
+
+
 @click.group("held-out")
 def held_out_command() -> None:
     """Positions apart from any training data, solved, to measure a network on."""
@@ -168,6 +174,7 @@ def held_out_command() -> None:
               help="Solver node cap per position (one not proven within it is skipped).")
 def make_command(geometry: Geometry, out: Path, per_phase: int, seed: int, node_limit: int) -> None:
     """Solve seeded random playout positions, an equal share per phase."""
+    _check_network_board(geometry)
     bands = phases(geometry)
     progress = Progress(per_phase * len(bands), 0, sys.stderr)
     skipped = [0] * len(bands)
