@@ -3,8 +3,10 @@ independent solver, and whole runs through the protocol."""
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from c4engine.referee.cli import strength_command
+from c4engine.rules.notation import parse_digits
 from c4engine.referee.strength import (
     PHASES,
     TestPosition,
@@ -146,6 +149,24 @@ def test_builtin_set_covers_every_phase() -> None:
     assert all(12 <= p.stones <= 16 for p in positions[-extra:])
     first = [phase_of(p.stones).name for p in positions[:len(PHASES)]]
     assert first == [phase.name for phase in PHASES]  # phases take turns: --limit stays balanced
+
+
+def test_the_tool_makes_an_independent_set_that_strength_reads(bitbully: ModuleType, tmp_path: Path) -> None:
+    """``tools/make_strength_positions.py``, how a set apart from the package's is made
+    (the one it ships is seed 1): every phase, phases taking turns, and no position
+    twice, nor its mirror image."""
+    out = tmp_path / "positions.txt"
+    root = TESTS.parent
+    done = subprocess.run([sys.executable, str(root / "tools" / "make_strength_positions.py"),
+                           "--per-phase", "2", "--seed", "29", "--out", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    positions = read_positions(out.read_bytes())
+    assert [phase_of(p.stones).name for p in positions] == [phase.name for phase in PHASES] * 2
+    canonical = {min(parse_digits(p.moves).key, parse_digits("".join(str(8 - int(d)) for d in p.moves)).key)
+                 for p in positions}
+    assert len(canonical) == len(positions)
 
 
 def test_bitbully_follows_pons_convention(bitbully: ModuleType) -> None:

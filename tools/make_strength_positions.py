@@ -39,7 +39,6 @@ from bitbully import BitBully, Board  # type: ignore[import-untyped]
 from bitbully import __version__ as bitbully_version  # type: ignore[import-untyped]
 
 from c4engine.kernel.constants import WIDTH
-from c4engine.kernel.jit import mirror
 from c4engine.referee.strength import PHASES, Phase, TestPosition
 from c4engine.rules.notation import parse_digits
 
@@ -95,9 +94,10 @@ def play_game(agent: BitBully, rng: random.Random, inaccuracy: float) -> Iterato
 
 
 def canonical_key(moves: str) -> int:
-    """The same number for a position and its mirror image."""
-    pos = parse_digits(moves)
-    return min(pos.key, mirror(pos.current) + mirror(pos.mask))
+    """The same number for a position and its mirror image (its moves played in the
+    mirrored columns)."""
+    mirrored = "".join(str(WIDTH + 1 - int(digit)) for digit in moves)
+    return min(parse_digits(moves).key, parse_digits(mirrored).key)
 
 
 def pick(plies: list[Ply], phase: Phase, rng: random.Random, seen: set[int]) -> Ply | None:
