@@ -70,6 +70,11 @@ from .weights import default_weights
 # Exact attempts without a book need at most this many empty cells: 7x6's just past its
 # book's 12 stones, where the attempts' budgets were tuned (29).
 EMPTIES_IN_REACH = STANDARD.cells - SCORE_STONES - 1
+# Past those 12 stones, a middle game with this many empty cells or fewer is tried too:
+# its threats make it far easier to solve than an opening with as many (8x7 positions of
+# 16-24 stones from games, 32-40 empty cells, solved in 20-60 ms but one, where a search
+# of 0.1 s without the attempts lost them).
+MIDDLE_GAME_EMPTIES_IN_REACH = 40
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 
 
@@ -260,12 +265,15 @@ class Searcher:
 
     def solver_may_reach_the_end(self, pos: Board) -> bool:
         """Whether an attempt at solving ``pos`` can succeed: with the book up to its 12
-        stones (the solver stops there), or up to a built book's plies, and with at
-        most ``EMPTIES_IN_REACH`` empty cells in any case (on 7x6, from 13 stones on).
-        With more, a solve takes hours, and every attempt would take nodes from the
-        iterations for nothing (8x8 from 13 stones on, before this rule)."""
+        stones (the solver stops there), or up to a built book's plies, with at most
+        ``EMPTIES_IN_REACH`` empty cells in any case (on 7x6, from 13 stones on), and
+        with at most ``MIDDLE_GAME_EMPTIES_IN_REACH`` past 12 stones.  With more, a
+        solve takes hours, and every attempt would take nodes from the iterations for
+        nothing (8x8 from 13 stones on, 48 empty cells, before these rules)."""
         built = self.built_book
-        return (pos.geometry.cells - pos.stones <= EMPTIES_IN_REACH or self.book.has_scores
+        empties = pos.geometry.cells - pos.stones
+        return (empties <= EMPTIES_IN_REACH or self.book.has_scores
+                or (pos.stones > SCORE_STONES and empties <= MIDDLE_GAME_EMPTIES_IN_REACH)
                 or (built is not None and pos.stones <= built.header.plies))
 
     def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]:
