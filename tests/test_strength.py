@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from c4engine.geometry import STANDARD
 from c4engine.referee.cli import strength_command
-from c4engine.rules.notation import parse_digits
 from c4engine.referee.strength import (
     PHASES,
     TestPosition,
@@ -27,6 +28,8 @@ from c4engine.referee.strength import (
     report_lines,
     tally_by_phase,
 )
+from c4engine.rules.notation import parse_digits
+from c4engine.training.network import canonical_keys
 
 TESTS = Path(__file__).resolve().parent
 PONS = TESTS.parents[1] / "shared" / "data" / "pons"
@@ -164,9 +167,9 @@ def test_the_tool_makes_an_independent_set_that_strength_reads(bitbully: ModuleT
     assert done.returncode == 0, done.stderr
     positions = read_positions(out.read_bytes())
     assert [phase_of(p.stones).name for p in positions] == [phase.name for phase in PHASES] * 2
-    canonical = {min(parse_digits(p.moves).key, parse_digits("".join(str(8 - int(d)) for d in p.moves)).key)
-                 for p in positions}
-    assert len(canonical) == len(positions)
+    boards = [parse_digits(p.moves) for p in positions]
+    keys = canonical_keys(np.array([b.current for b in boards]), np.array([b.mask for b in boards]), STANDARD)
+    assert len(set(keys.tolist())) == len(positions)
 
 
 def test_bitbully_follows_pons_convention(bitbully: ModuleType) -> None:

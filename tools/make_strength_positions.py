@@ -35,12 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+import numpy as np
 from bitbully import BitBully, Board  # type: ignore[import-untyped]
 from bitbully import __version__ as bitbully_version  # type: ignore[import-untyped]
 
+from c4engine.geometry import STANDARD
 from c4engine.kernel.constants import WIDTH
 from c4engine.referee.strength import PHASES, Phase, TestPosition
 from c4engine.rules.notation import parse_digits
+from c4engine.training.network import canonical_keys
 
 SLACK = 2
 EXTRA_MIDDLE = Phase("12-16 (extra)", 12, 16)
@@ -94,10 +97,10 @@ def play_game(agent: BitBully, rng: random.Random, inaccuracy: float) -> Iterato
 
 
 def canonical_key(moves: str) -> int:
-    """The same number for a position and its mirror image (its moves played in the
-    mirrored columns)."""
-    mirrored = "".join(str(WIDTH + 1 - int(digit)) for digit in moves)
-    return min(parse_digits(moves).key, parse_digits(mirrored).key)
+    """The same number for a position and its mirror image, as ``held-out overlap``
+    compares positions."""
+    pos = parse_digits(moves)
+    return int(canonical_keys(np.array([pos.current]), np.array([pos.mask]), STANDARD)[0])
 
 
 def pick(plies: list[Ply], phase: Phase, rng: random.Random, seen: set[int]) -> Ply | None:

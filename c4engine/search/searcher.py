@@ -72,7 +72,7 @@ from .weights import default_weights
 EMPTIES_IN_REACH = STANDARD.cells - SCORE_STONES - 1
 # Past those 12 stones, a middle game with this many empty cells or fewer is tried too:
 # its threats make it far easier to solve than an opening with as many (8x7 positions of
-# 16-24 stones from games, 32-40 empty cells, solved in 20-60 ms but one, where a search
+# 16-24 stones from games, 32-40 empty cells, solved in 18-63 ms but one, where a search
 # of 0.1 s without the attempts lost them).
 MIDDLE_GAME_EMPTIES_IN_REACH = 40
 NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
