@@ -28,7 +28,7 @@
     cells.length = 0;
     board.style.gridTemplateColumns = `repeat(${WIDTH}, 1fr)`;
     board.style.aspectRatio = `${WIDTH} / ${HEIGHT}`;
-    board.style.setProperty("--columns", String(WIDTH));
+    document.documentElement.style.setProperty("--columns", String(WIDTH));  // the board and its scores row
     board.setAttribute("aria-label", `board of ${WIDTH} columns and ${HEIGHT} rows, ${CONNECT} in a row wins: `
       + `press 1-${Math.min(WIDTH, 9)} to play a column`);
     for (let row = 0; row < HEIGHT; row++) {
