@@ -389,6 +389,33 @@ def test_the_chooser_and_a_whole_8x7_game(page) -> None:  # type: ignore[no-unty
     assert (8, 1) in {(c, r) for (c, r), owner in board_of(page).items() if owner}
 
 
+WORDS_WHOLE_OVER_THEIR_COLUMNS = """scores => scores.every((score, i) => {
+    const cell = document.querySelector(`#board .cell[data-col='${i + 1}']`).getBoundingClientRect();
+    const box = score.getBoundingClientRect(), centre = box.left + box.width / 2;
+    const text = score.firstChild, range = document.createRange();
+    for (const word of text.data.matchAll(/\\S+/g)) {
+        range.setStart(text, word.index);
+        range.setEnd(text, word.index + word[0].length);
+        if (range.getClientRects().length > 1) return false;
+    }
+    return cell.left <= centre && centre <= cell.right;
+})"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_8x7_scores_keep_their_words_whole_over_their_columns(browser, server: GuiServer,  # type: ignore[no-untyped-def]
+                                                             viewport: dict[str, int]) -> None:
+    """Eight columns' scores ("loses in 13") were broken inside words, and their row's
+    gaps were 7x6's."""
+    tab = browser.new_page(viewport=viewport)
+    tab.set_default_timeout(WAIT_MS)
+    tab.goto(server.url + "?board=8x7&pos=4184444663455553313")
+    tab.check("#analysis")
+    tab.wait_for_function("[...document.querySelectorAll('#scores .score')].every(s => s.classList.contains('proven'))")
+    assert tab.eval_on_selector_all("#scores .score", WORDS_WHOLE_OVER_THEIR_COLUMNS)
+    tab.close()
+
+
 def test_the_chooser_plays_8x8_past_64_bits(page) -> None:  # type: ignore[no-untyped-def]
     choose_board(page, 8, 8)
     board_shown(page, Geometry(8, 8))
