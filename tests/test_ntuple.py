@@ -16,7 +16,7 @@ from c4engine.kernel.evaluation import (
     HEURISTIC_LIMIT, N_LINEAR, N_WEIGHTS, NTUPLE_ADDRESS, NTUPLE_LINEAR, NTUPLE_WORDS, THREAT_WEIGHTS,
 )
 from c4engine.kernel.ntuple import (
-    CELL_BITS, FRACTION_BITS, HEADER, MAX_TUPLES, STATE_WORDS, STATES, TUPLE_LENGTH, block_address,
+    FRACTION_BITS, HEADER, MAX_TUPLES, STATE_WORDS, STATES, TUPLE_LENGTH, block_address,
 )
 from c4engine.kernel.specialise import kernel_for
 from c4engine.training.network import (
@@ -87,11 +87,10 @@ def test_the_kernel_reads_the_tables_the_naive_way(geometry: Geometry) -> None:
 
 
 def block_of_any_cells(geometry: Geometry, tuples: int, seed: int) -> np.ndarray:
-    """A block whose rows are random cells of the board below bit 64 (the kernel's
-    reach on every board), the first row holding the highest of them (bit 63 on
-    8x8: the sign bit of the state's words)."""
+    """A block whose rows are random cells of the board, the first row holding the
+    highest of them (bit 70 on 8x8, in the high word of a two-word board)."""
     rng = np.random.default_rng(seed)
-    cells = [cell for cell in range(CELL_BITS) if geometry.board_mask >> cell & 1]
+    cells = [cell for cell in range(geometry.width * geometry.h1) if geometry.board_mask >> cell & 1]
     rows = np.array([rng.choice(cells, TUPLE_LENGTH, replace=False) for _ in range(2 * tuples)])
     rows[0, 0] = cells[-1] if cells[-1] not in rows[0] else rows[0, 0]
     size = STATES ** TUPLE_LENGTH
@@ -111,25 +110,26 @@ def leaves_in_search_order(geometry: Geometry, roots: int, seed: int) -> list[Bo
     return leaves
 
 
-@pytest.mark.parametrize("geometry", [STANDARD, Geometry(7, 7, 4), Geometry(8, 8, 4)], ids=str)
+@pytest.mark.parametrize("geometry", [STANDARD, Geometry(7, 7, 4), Geometry(8, 8, 4), Geometry(10, 6, 4)], ids=str)
 def test_the_leaves_state_moves_to_the_value_the_tables_give(geometry: Geometry) -> None:
     """The search's leaves share one network state, each moving it from the last
     leaf's position (:mod:`c4engine.kernel.ntuple`): every value is the naive sum's,
-    on a board of 64 bits or fewer and on one past 64 bits.  The state's words past
-    its layout are left alone."""
+    on a board of 64 bits or fewer and on ones past 64 bits (cells in both words).
+    The state's words past its layout are left alone."""
     kernel = kernel_for(geometry)
+    state_words = kernel.ntuple.STATE_WORDS
     leaf_value = compiled_caller(kernel.evaluation.leaf_value)
     block = block_of_any_cells(geometry, 9, seed=11)
     check_block(block, geometry)
     weights = pointing_at(block)
-    state = np.full(STATE_WORDS + 8, 7, dtype=np.int64)
+    state = np.full(state_words + 8, 7, dtype=np.int64)
     state[0] = 0  # unmade
     leaves = leaves_in_search_order(geometry, 12, seed=12)
     assert len(leaves) > 300
     for board in leaves:
         value = leaf_value(*kernel.bits(board.current, board.mask), board.stones, weights, state)
         assert value == naive_value(block, board), board.history
-    assert (state[STATE_WORDS:] == 7).all()
+    assert (state[state_words:] == 7).all()
 
 
 def test_the_largest_network_the_search_has_room_for_is_read_right() -> None:

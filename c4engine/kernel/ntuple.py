@@ -38,11 +38,12 @@ first leaf (``begin_search`` marks it unmade), as the empty board's, so no
 search sees another network's rows; the exact solver, which never evaluates,
 never touches it.  Its layout (int64 words):
 
-* ``S_MADE`` (0: make it first), ``S_FIRST`` and ``S_SECOND`` the last
-  position's stones (bits 0-63: a block's cells are below 64 on every board),
-  ``S_TOTAL`` its sum;
-* at ``S_STARTS``, where each cell's (row, weight) pairs start, cells 0 to
-  63, then their end;
+* ``S_MADE`` (0: make it first), ``S_TOTAL`` the last position's sum,
+  ``S_FIRST`` and ``S_SECOND`` its stones, two words each (the high one unused
+  on a board of 64 bits or fewer: :func:`~c4engine.kernel.jit.store_bits`);
+* at ``S_STARTS``, where each cell's (row, weight) pairs start, for each bit
+  of the board's bitboard (64, or 128 past 64 bits: 8x8's cells reach bit
+  70), then their end;
 * at ``S_INDEX``, each row's index; then each row's entry; then the pairs, one
   word each: the row, and its cell's weight (``STATES ** place``) shifted by
   ``WEIGHT_SHIFT``.
@@ -53,19 +54,20 @@ from __future__ import annotations
 import numpy as np
 
 from .book import bytes_at
-from .jit import entry, jit, low_word, popcount
+from .constants import BOARD_WORDS
+from .jit import entry, jit, load_bits, low_word, popcount, store_bits
 
 ROWS, LENGTH, TABLE_SIZE = range(3)
 HEADER = 3
 FRACTION_BITS = 8
 STATES = 3  # empty, first player's stone, second player's stone
 TUPLE_LENGTH = 8  # cells per tuple: a constant, so that the loop over them unrolls (twice as fast)
-CELL_BITS = 64  # a tuple's cells are bits 0-63 of the board, whatever its size
+CELL_BITS = 64 * BOARD_WORDS  # a tuple's cells are bits of the board's bitboard, one word or two
 MAX_ROWS = 1024  # rows a search thread's state has room for: 512 tuples (7x6's network has 150)
 MAX_TUPLES = MAX_ROWS // 2
-S_MADE, S_FIRST, S_SECOND, S_TOTAL = range(4)
-S_STARTS = S_TOTAL + 1
-S_INDEX = 72  # past the starts (S_STARTS + CELL_BITS + 1), so that the state is whole cache lines
+S_MADE, S_TOTAL, S_FIRST, S_SECOND = 0, 1, 2, 4
+S_STARTS = S_SECOND + 2
+S_INDEX = -(-(S_STARTS + CELL_BITS + 1) // 8) * 8  # past the starts, so that the state is whole cache lines
 WEIGHT_SHIFT = 32
 ROW_BITS = (1 << WEIGHT_SHIFT) - 1
 STATE_WORDS = S_INDEX + MAX_ROWS * (2 + TUPLE_LENGTH)
@@ -110,8 +112,7 @@ def ntuple_evaluate(address: int, words: int, current: int, mask: int, stones: i
     """The side to move's value in centipawns of the block of ``words`` int32 at ``address``,
     :func:`block_value`'s, from ``state`` moved to this position."""
     first, second, first_to_move = sides(current, mask, stones)
-    value = state_value(bytes_at(address, 4 * words).view(np.int32), low_word(first), low_word(second),
-                        state) >> FRACTION_BITS
+    value = state_value(bytes_at(address, 4 * words).view(np.int32), first, second, state) >> FRACTION_BITS
     return value if first_to_move else -value
 
 
@@ -124,7 +125,7 @@ def state_value(block: np.ndarray, first: int, second: int, state: np.ndarray) -
         make_state(block, state)
     rows, size = block[ROWS], block[TABLE_SIZE]
     tables, entries, pairs = HEADER + rows * TUPLE_LENGTH, S_INDEX + rows, S_INDEX + 2 * rows
-    old_first, old_second, total = state[S_FIRST], state[S_SECOND], state[S_TOTAL]
+    old_first, old_second, total = load_bits(state, S_FIRST), load_bits(state, S_SECOND), state[S_TOTAL]
     changed = (first ^ old_first) | (second ^ old_second)
     while changed != 0:
         cell = popcount((changed & -changed) - 1)
@@ -136,7 +137,9 @@ def state_value(block: np.ndarray, first: int, second: int, state: np.ndarray) -
             total += entry - state[entries + row]
             state[S_INDEX + row], state[entries + row] = index, entry
         changed &= changed - 1
-    state[S_FIRST], state[S_SECOND], state[S_TOTAL] = first, second, total
+    store_bits(state, S_FIRST, first)
+    store_bits(state, S_SECOND, second)
+    state[S_TOTAL] = total
     return total
 
 
@@ -163,7 +166,8 @@ def make_state(block: np.ndarray, state: np.ndarray) -> None:
         state[S_INDEX + row] = 0
         state[entries + row] = block[HEADER + cells + (row >> 1) * size]
         total += state[entries + row]
-    state[S_MADE], state[S_FIRST], state[S_SECOND], state[S_TOTAL] = 1, 0, 0, total
+    state[S_FIRST:S_STARTS] = 0
+    state[S_MADE], state[S_TOTAL] = 1, total
 
 
 @jit

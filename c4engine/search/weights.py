@@ -82,7 +82,7 @@ def check_block(block: np.ndarray, geometry: Geometry) -> None:
     if block.size != HEADER + rows * length + rows // 2 * size:
         raise ValueError(f"n-tuple block of {block.size} words, not the header's")
     cells = block[HEADER:HEADER + rows * length]
-    if not all(0 <= cell < 64 and (geometry.board_mask >> int(cell)) & 1 for cell in cells):
+    if not all(0 <= cell < geometry.width * geometry.h1 and (geometry.board_mask >> int(cell)) & 1 for cell in cells):
         raise ValueError(f"n-tuple cells off the {geometry} board")
 
 
