@@ -157,10 +157,10 @@ def test_an_option_of_the_solver_method_is_a_usage_error(held_out: str, tmp_path
 
 
 @pytest.mark.parametrize("method", ["solver", "self-play"])
-def test_a_board_past_64_bits_is_refused_by_either_method(method: str, held_out: str, tmp_path) -> None:
-    result = CliRunner().invoke(cli, ["train", "--method", method, "--board", "8x8", "--held-out", held_out,
+def test_a_board_past_64_cells_is_refused_by_either_method(method: str, held_out: str, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["train", "--method", method, "--board", "9x8", "--held-out", held_out,
                                       "--out", str(tmp_path / "n.npz")])
-    assert result.exit_code == 2 and "its bitboard has 72 bits" in result.output
+    assert result.exit_code == 2 and "9x8 board: it has 72 cells" in result.output
     assert not (tmp_path / "n.npz.sqlite").exists()
 
 

@@ -203,14 +203,6 @@ def test_the_make_command_reports_each_phase_kept_and_not_proven(tmp_path: Path)
                                                     ["31-41", "2", "0"]]
 
 
-@pytest.mark.parametrize("command", [["train"], ["held-out", "make"]], ids=" ".join)
-def test_a_board_past_one_word_is_a_usage_error_not_a_crash(command: list[str], tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, [*command, "--out", str(tmp_path / "out.npz"), "--board", "8x8"])
-    assert result.exit_code == 2, result.output
-    assert "no n-tuple network on the 8x8 board yet: its bitboard has 72 bits" in result.output
-    assert not list(tmp_path.iterdir())
-
-
 def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tmp_path: Path) -> None:
     positions = tmp_path / "held.npz"
     made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "2", "--seed", "3", "--nodes", "200000",

@@ -15,13 +15,14 @@ import numpy as np
 from ..books.build import ClusterError, Progress, tasks_on_ray
 from ..cli import board_option
 from ..geometry import Geometry
-from ..kernel.ntuple import CELL_BITS, MAX_TUPLES
+from ..kernel.ntuple import MAX_TUPLES
 from ..referee.cluster import check_address, connected
 from .data import Dataset
 from ..referee.strength import PHASES, read_positions
 from ..rules.notation import parse_digits
 from .held_out import make_held_out, overlap, phase_accuracy, phases
 from .network import HeldOutAccuracy, read_network_file
+from .packing import fits, packs
 from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train, trained_keys
 from .store import CheckpointError
 from .td import SelfPlaySpec, train_self_play
@@ -89,6 +90,9 @@ def train_command(ctx: click.Context, geometry: Geometry, out: Path, method: str
     if method == "self-play":
         if held_out is None:
             raise click.UsageError("--method self-play needs --held-out: its games have no exact labels of their own")
+        if packs(geometry):
+            raise click.BadParameter(f"--method self-play plays boards of at most 64 bits; {geometry}'s has "
+                                     f"{geometry.width * geometry.h1}: use --method solver", param_hint="--board")
         spec = SelfPlaySpec(geometry.name, seed, games or 10_000_000, tuples or 70, rate, lam, epsilon, random_plies,
                             hybrid)
         run = Run(spec, out, checkpoint, spec.command(held_out.name), None, minutes, 60 * checkpoint_minutes)
@@ -151,12 +155,11 @@ def _load_set(path: Path) -> Dataset:
 
 
 def _check_network_board(geometry: Geometry) -> None:
-    """Refuse a board whose positions a network and its data cannot hold yet: a tuple's
-    cells, and a training or held-out position's stones, are one 64-bit word."""
-    if geometry.width * geometry.h1 > CELL_BITS:
-        raise click.BadParameter(f"no n-tuple network on the {geometry} board yet: its bitboard has "
-                                 f"{geometry.width * geometry.h1} bits, and a tuple's cells are bits 0-{CELL_BITS - 1}",
-                                 param_hint="--board")
+    """Refuse a board whose positions the training cannot hold: a training or held-out
+    position is one 64-bit word (:mod:`c4engine.training.packing`)."""
+    if not fits(geometry):
+        raise click.BadParameter(f"no n-tuple network on the {geometry} board: it has {geometry.cells} cells, "
+                                 "and a training position is one 64-bit word", param_hint="--board")
 
 
 @click.group("held-out")
@@ -242,7 +245,4 @@ def _strength_set(path: Path, geometry: Geometry) -> Dataset:
         raise click.ClickException(f"{path}: not a position file ({err})") from None
     if not geometry.is_standard:
         raise click.ClickException(f"{path} holds 7x6 positions, the run is on {geometry}")
-    return Dataset(geometry, np.array([b.current for b in boards], dtype=np.int64),
-                   np.array([b.mask for b in boards], dtype=np.int64),
-                   np.array([b.stones for b in boards], dtype=np.int8), np.zeros(len(boards), dtype=np.int8),
-                   np.ones(len(boards), dtype=bool))
+    return Dataset.of_boards(geometry, boards, [0] * len(boards), np.ones(len(boards), dtype=bool))

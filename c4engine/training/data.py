@@ -37,6 +37,7 @@ from ..rules.board import Board
 from ..rules.notation import parse_digits
 from ..search.limits import Limits
 from ..search.searcher import Searcher, proving_searcher
+from .packing import pack
 
 HELD_OUT_FRACTION = 0.1
 _BOOK_STONES = 12
@@ -57,6 +58,13 @@ class Dataset:
     stones: np.ndarray
     result: np.ndarray
     held_out: np.ndarray
+
+    @classmethod
+    def of_boards(cls, geometry: Geometry, boards: list[Board], results: list[int], held_out: np.ndarray) -> Dataset:
+        """``boards`` with their ``results``, in the training's words (:mod:`.packing`)."""
+        return cls(geometry, np.array([pack(b.current, geometry) for b in boards], dtype=np.int64),
+                   np.array([pack(b.mask, geometry) for b in boards], dtype=np.int64),
+                   np.array([b.stones for b in boards], dtype=np.int8), np.array(results, dtype=np.int8), held_out)
 
     def __len__(self) -> int:
         return int(self.current.size)
@@ -358,12 +366,8 @@ def make_dataset(geometry: Geometry, book: int, solved: int, stones: tuple[int, 
         if board.key not in excluded:
             unique.setdefault(min(board.key, board_mirror_key(board)), index)
     rows = sorted(unique.values())
-    current = np.array([boards[i].current for i in rows], dtype=np.int64)
-    mask = np.array([boards[i].mask for i in rows], dtype=np.int64)
-    stone_counts = np.array([boards[i].stones for i in rows], dtype=np.int8)
     held_out = rng.random(len(rows)) < HELD_OUT_FRACTION
-    return Dataset(geometry, current, mask, stone_counts, np.array([results[i] for i in rows], dtype=np.int8),
-                   held_out)
+    return Dataset.of_boards(geometry, [boards[i] for i in rows], [results[i] for i in rows], held_out)
 
 
 def board_mirror_key(board: Board) -> int:

@@ -25,6 +25,7 @@ from ..search.searcher import proving_searcher
 from .data import PROVING_HASH_MB, Dataset, playout, prove
 from .linear import accuracy, feature_matrix, fit_scale
 from .network import canonical_keys, judge_block
+from .packing import pack
 
 PHASES = 4
 HELD_OUT_STREAM = 3  # the seed's second word: not a stream the training draws from
@@ -53,7 +54,8 @@ def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int
             board = playout(geometry, int(rng.integers(low, high + 1)), rng)
             if board is None or board.stones < low:
                 continue
-            key = int(canonical_keys(np.array([board.current]), np.array([board.mask]), geometry)[0])
+            words = np.array([pack(board.current, geometry)]), np.array([pack(board.mask, geometry)])
+            key = int(canonical_keys(*words, geometry)[0])
             if key in keys:
                 continue
             result = prove(solver, board, node_limit)
@@ -63,10 +65,7 @@ def make_held_out(geometry: Geometry, per_phase: int, seed: int, node_limit: int
                 boards.append(board)
                 results.append(result)
                 found += 1
-    return Dataset(geometry, np.array([b.current for b in boards], dtype=np.int64),
-                   np.array([b.mask for b in boards], dtype=np.int64),
-                   np.array([b.stones for b in boards], dtype=np.int8), np.array(results, dtype=np.int8),
-                   np.ones(len(boards), dtype=bool))
+    return Dataset.of_boards(geometry, boards, results, np.ones(len(boards), dtype=bool))
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,18 @@ from ..kernel.evaluation import (
 )
 from ..kernel.specialise import kernel_for
 from .data import Dataset
+from .packing import unpack
 
 CP_PER_LOGIT = 40
 
 def feature_matrix(data: Dataset) -> np.ndarray:
     """One row of the evaluation's counts per position (``evaluate = row @ weights``)."""
-    features = kernel_for(data.geometry).evaluation.features
+    geometry = data.geometry
+    kernel = kernel_for(geometry)
     out = np.zeros((len(data), N_LINEAR), dtype=np.int64)
     for i in range(len(data)):
-        features(int(data.current[i]), int(data.mask[i]), int(data.stones[i]), out[i])
+        bits = kernel.bits(unpack(int(data.current[i]), geometry), unpack(int(data.mask[i]), geometry))
+        kernel.evaluation.features(*bits, int(data.stones[i]), out[i])
     return out.astype(np.float64)
 
 

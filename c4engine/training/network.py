@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from ..geometry import STANDARD, Geometry
-from ..kernel.ntuple import FRACTION_BITS, STATES, TUPLE_LENGTH, block_value, sgd_epoch, sides
+from ..kernel.ntuple import FRACTION_BITS, HEADER, ROWS, STATES, TUPLE_LENGTH, block_value, sgd_epoch, sides
 from ..search.weights import checked_network
 from .data import Dataset, strength_keys
 from .linear import CP_PER_LOGIT, accuracy, feature_matrix, fit, full_model, integer_weights, judge, log_loss
+from .packing import data_cells, mirrored, mixed, position_keys, stone_counts
 
 HELD_OUT_IN = 10  # one position in ten is held out
 _BOOK_STONES = 12
@@ -110,28 +111,15 @@ def book_positions() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def canonical_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """The smaller of each position's key and its mirror image's."""
-    return np.minimum(current + mask, mirrored_keys(current, mask, geometry))
-
-
-def mirrored_keys(current: np.ndarray, mask: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """The keys of the positions' mirror images."""
-    column = (1 << geometry.h1) - 1
-    keys = current + mask
-    out = np.zeros_like(keys)
-    for col in range(geometry.width):
-        out |= ((keys >> (col * geometry.h1)) & column) << ((geometry.width - 1 - col) * geometry.h1)
-    return out
+    """The smaller of each position's key and its mirror image's (the training's words,
+    :mod:`c4engine.training.packing`)."""
+    return np.minimum(position_keys(current, mask, geometry),
+                      position_keys(mirrored(current, geometry), mirrored(mask, geometry), geometry))
 
 
 def held_out_by_key(keys: np.ndarray) -> np.ndarray:
     """One position in ``HELD_OUT_IN``, by a hash of its canonical key (splitmix64's mixer)."""
-    z = keys.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z ^= z >> np.uint64(31)
-    return z % np.uint64(HELD_OUT_IN) == 0
+    return mixed(keys) % np.uint64(HELD_OUT_IN) == 0
 
 
 def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) -> Dataset:
@@ -151,8 +139,8 @@ def merged_dataset(geometry: Geometry, parts: list[Dataset], with_book: bool) ->
     keep[first] = True
     if geometry.is_standard:  # a position's canonical key is its key or its mirror image's
         keep &= ~np.isin(keys, np.array(sorted(strength_keys()), dtype=np.int64))
-    stones = np.bitwise_count(mask[keep]).astype(np.int8)
-    return Dataset(geometry, current[keep], mask[keep], stones, result[keep], held_out_by_key(keys[keep]))
+    return Dataset(geometry, current[keep], mask[keep], stone_counts(mask[keep]), result[keep],
+                   held_out_by_key(keys[keep]))
 
 
 # -- fitting ----------------------------------------------------------------------
@@ -190,7 +178,7 @@ def fit_network(data: Dataset, rows: np.ndarray, tuples: int, epochs: int, seed:
     stones, result = data.stones[rows].astype(np.int64), data.result[rows].astype(np.int64)
     for epoch in range(epochs):
         order = rng.permutation(rows.size)
-        margin = sgd_pass(cells, tables, (current, mask, stones, result), order,
+        margin = sgd_pass(data_cells(cells, data.geometry), tables, (current, mask, stones, result), order,
                           epoch_step(rate, epoch, epochs, tuples), margin, decay)
         if report:
             report(epoch, margin)
@@ -257,6 +245,7 @@ def judge_block(block: np.ndarray, margin: float, data: Dataset, rows: np.ndarra
                 linear: np.ndarray | None = None) -> Judged:
     """:func:`judge_network` for a network's block, draw margin and linear weights (as a
     file keeps them), each value in whole centipawns as the kernel adds them."""
+    block = data_block(block, data.geometry)
     values = np.array([block_value(block, *sides(int(c), int(m), int(s))[:2]) >> FRACTION_BITS
                        for c, m, s in zip(data.current[rows], data.mask[rows], data.stones[rows])], dtype=np.float64)
     values *= np.where(data.stones[rows] % 2 == 0, 1.0, -1.0)
@@ -278,6 +267,14 @@ def judge_linear(name: str, weights: np.ndarray, data: Dataset, train_rows: np.n
     score = judge(name, weights, tx, data.result[calibration].astype(np.int64), hx,
                   data.result[test_rows].astype(np.int64))
     return Judged(score.name, score.accuracy, score.log_loss)
+
+
+def data_block(block: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """A block (the kernel's cells) with its cells in the training's words' layout."""
+    cells = slice(HEADER, HEADER + int(block[ROWS]) * TUPLE_LENGTH)
+    out = block.copy()
+    out[cells] = data_cells(block[cells], geometry)
+    return out
 
 
 def _subset(data: Dataset, rows: np.ndarray) -> Dataset:

@@ -56,6 +56,7 @@ from .network import (
     HeldOutAccuracy, Network, canonical_keys, cell_rows, epoch_step, feature_counts, fitted_linear, judge_network,
     merged_dataset, random_walk_tuples, sgd_pass, write_network,
 )
+from .packing import data_cells, pack, stone_counts
 from .store import CheckpointError, Positions, TrainingStore
 
 GAMES_PER_CHUNK = 4  # games per task: what a lost worker loses, and a committed batch
@@ -156,7 +157,7 @@ def chunk_positions(spec: TrainSpec, chunk: int) -> tuple[int, Positions]:
             if board.key not in found:
                 result = prove(solver, board, spec.node_limit)
                 if result is not None:
-                    found[board.key] = (board.current, board.mask, result)
+                    found[board.key] = (pack(board.current, geometry), pack(board.mask, geometry), result)
     rows = list(found.values())
     return chunk, (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
                    np.array([r[2] for r in rows], dtype=np.int8))
@@ -250,8 +251,7 @@ def trained_keys(checkpoint: Path) -> tuple[Geometry, np.ndarray]:
 
 def stored_dataset(spec: TrainSpec, store: TrainingStore) -> Dataset:
     current, mask, result = store.positions(spec.chunks)
-    stones = np.bitwise_count(mask).astype(np.int8)
-    return Dataset(spec.geometry, current, mask, stones, result, np.zeros(current.size, dtype=bool))
+    return Dataset(spec.geometry, current, mask, stone_counts(mask), result, np.zeros(current.size, dtype=bool))
 
 
 def make_data(run: Run, store: TrainingStore) -> None:
@@ -300,8 +300,8 @@ def fit(run: Run, store: TrainingStore, data: Dataset) -> HeldOutAccuracy:
     try:
         while epoch < spec.epochs:
             order = np.random.default_rng([spec.seed, EPOCH_STREAM, epoch]).permutation(train_rows.size)
-            margin = sgd_pass(cells, tables, rows, order, epoch_step(spec.rate, epoch, spec.epochs, spec.tuples),
-                              margin, **offset)
+            margin = sgd_pass(data_cells(cells, spec.geometry), tables, rows, order,
+                              epoch_step(spec.rate, epoch, spec.epochs, spec.tuples), margin, **offset)
             epoch += 1
             progress.note = f"held-out accuracy {float_accuracy(cells, tables, margin, *checked, linear):.4f}"
             progress.advance(1)
@@ -332,7 +332,8 @@ def float_accuracy(cells: np.ndarray, tables: np.ndarray, margin: float, data: D
     """The float network's accuracy on ``rows`` of ``data`` (for the progress bar:
     the held-out set's, or the tenth of the data held out by key), a hybrid's
     ``linear`` weights (centipawns) added."""
-    values = network_values(cells, tables, data.current[rows], data.mask[rows], data.stones[rows].astype(np.int64))
+    values = network_values(data_cells(cells, data.geometry), tables, data.current[rows], data.mask[rows],
+                            data.stones[rows].astype(np.int64))
     if linear is not None:
         values += feature_counts(data, rows) @ linear / CP_PER_LOGIT
     return accuracy(values, margin, data.result[rows].astype(np.int64)) if rows.size else float("nan")
