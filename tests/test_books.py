@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import minimax_oracle as oracle
+from failing_ray import connected_to_failing_ray
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -240,6 +241,17 @@ def test_a_corrupt_build_database_is_a_clear_error(tmp_path: Path) -> None:
     database_path(out).write_bytes(b"not a database" * 100)
     result = run_book("build", "--board", "5x4", "--plies", "2", "--out", str(out), "--resume")
     assert result.exit_code == 1 and "file is not a database" in result.output
+
+
+def test_a_task_that_fails_on_the_cluster_is_named_with_how_to_go_on(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error names what the task raised and says that --resume goes on."""
+    monkeypatch.setattr("c4engine.books.cli.connected", connected_to_failing_ray)
+    result = run_book("build", "--board", "5x4", "--plies", "4", "--out", str(tmp_path / "b.book"),
+                      "--cluster", "auto")
+    assert result.exit_code == 1
+    assert ("a task failed 11 times on the cluster (OverflowError: Python int too large to convert to C long); "
+            "the results so far are kept: --resume goes on") in result.output
 
 
 # -- resume after kill -9 -----------------------------------------------------

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from checkpoints import checkpoint_count
+from failing_ray import connected_to_failing_ray
 from c4engine.cli import cli
 from c4engine.geometry import STANDARD
 from c4engine.kernel.evaluation import N_LINEAR
@@ -201,6 +202,17 @@ def test_the_make_command_reports_each_phase_kept_and_not_proven(tmp_path: Path)
     assert lines[table].split() == ["stones", "kept", "not", "proven"]
     assert [line.split() for line in lines[table + 1:]] == [["0-9", "2", "1"], ["10-20", "2", "0"], ["21-30", "2", "0"],
                                                     ["31-41", "2", "0"]]
+
+
+def test_a_task_that_fails_on_the_cluster_is_named_with_how_to_go_on(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error names what the task raised and says that the same command goes on
+    (train has no --resume)."""
+    monkeypatch.setattr("c4engine.training.cli.connected", connected_to_failing_ray)
+    result = CliRunner().invoke(cli, ["train", *TINY, "--out", str(tmp_path / "n.npz"), "--cluster", "auto"])
+    assert result.exit_code == 1
+    assert ("(OverflowError: Python int too large to convert to C long); the results so far are kept: "
+            "the same command goes on") in result.output
 
 
 def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tmp_path: Path) -> None:

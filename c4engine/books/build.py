@@ -162,12 +162,19 @@ def tasks_on_ray(ray: object, function: Callable[[S, W], R], spec: S, work: Iter
         try:
             results = ray.get(done[0])  # type: ignore[attr-defined]
         except ray.exceptions.RayError as err:  # type: ignore[attr-defined]
-            raise ClusterError(f"a task failed {TASK_RETRIES + 1} times on the cluster ({type(err).__name__}); "
-                               "the results so far are kept: run again (--resume) to go on") from None
+            raise ClusterError(f"a task failed {TASK_RETRIES + 1} times on the cluster ({task_failure(err)}); "
+                               "the results so far are kept") from None
         yield results
         for item in queue:
             running.append(task.remote(spec, item))
             break
+
+
+def task_failure(err: BaseException) -> str:
+    """What failed in a Ray task: the exception the task raised (Ray's ``cause``) and
+    its message, or the Ray error's name (a worker lost, say)."""
+    cause = getattr(err, "cause", None)
+    return f"{type(cause).__name__}: {cause}" if isinstance(cause, BaseException) else type(err).__name__
 
 
 Solver = Callable[[BuildSpec, list[list[Row]]], Iterator[list[Result]]]

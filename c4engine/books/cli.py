@@ -46,7 +46,9 @@ def build_command(geometry: Geometry, plies: int, out: Path, weak: bool, resume:
         else:
             with connected(cluster) as ray:
                 header = build(spec, out, resume, lambda s, work: solve_on_ray(ray, s, work))
-    except (StoreError, BookFileError, ClusterError, OSError) as err:
+    except ClusterError as err:
+        raise click.ClickException(f"{err}: --resume goes on") from None
+    except (StoreError, BookFileError, OSError) as err:
         raise click.ClickException(str(err)) from None
     except sqlite3.Error as err:  # a full disk, say: what was committed stays
         raise click.ClickException(f"build database: {err}; the positions solved so far are kept, "

@@ -124,7 +124,9 @@ def _report(run: Run, training: Callable[[], HeldOutAccuracy]) -> None:
     except Stopped:
         click.echo(f"stopped after {run.minutes:g} minutes; {run.checkpoint} holds the run: the same command goes on")
         return
-    except (CheckpointError, ClusterError, sqlite3.Error, OSError) as err:
+    except ClusterError as err:
+        raise click.ClickException(f"{err}: the same command goes on") from None
+    except (CheckpointError, sqlite3.Error, OSError) as err:
         raise click.ClickException(str(err)) from None
     click.echo(f"{run.out}: held-out accuracy {found.accuracy:.4f} on {found.positions} positions ({found.source})")
 
