@@ -37,6 +37,8 @@ HYBRID_6X7_NOTE = ("info string evaluation ntuple: ntuple-6x7k4.npz for the 6x7 
                    "held-out accuracy 0.6275 on 800 positions")
 HYBRID_8X7_NOTE = ("info string evaluation ntuple: ntuple-8x7k4.npz for the 8x7 board, tuples beside the threat terms, "
                    "held-out accuracy 0.7037 on 800 positions")
+HYBRID_8X8_NOTE = ("info string evaluation ntuple: ntuple-8x8k4.npz for the 8x8 board, tuples beside the threat terms, "
+                   "held-out accuracy 0.7300 on 400 positions")
 
 
 
@@ -166,8 +168,8 @@ def test_the_default_evaluation_says_so_on_a_board_without_a_network() -> None:
 
 def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> None:
     """With ``Evaluation ntuple`` a board with a network names its file, its board
-    and its held-out accuracy when it is set up or the option set (7x7's and 6x7's,
-    hybrids, say that the threat terms play beside their tuples); a board without one says
+    and its held-out accuracy when it is set up or the option set (7x7's, 6x7's and
+    8x8's, hybrids, say that the threat terms play beside their tuples); a board without one says
     that the threats stand in, and ``threats`` names no network."""
     fresh = EngineProcess()
     try:
@@ -183,6 +185,7 @@ def test_the_network_that_plays_is_named_at_set_up(engine: EngineProcess) -> Non
     assert not [line for line in switch(engine, "cfour-9x6k5") if "evaluation ntuple" in line]
     assert HYBRID_NOTE in switch(engine, "cfour-7x7")
     assert HYBRID_6X7_NOTE in switch(engine, "cfour-6x7")
+    assert HYBRID_8X8_NOTE in switch(engine, "cfour-8x8")  # past 64 bits
     assert NETWORK_NOTE in switch(engine, "cfour")
 
 
