@@ -45,9 +45,7 @@ def pack(bits: int, geometry: Geometry) -> int:
     """A kernel bitboard as the training's word (an int64's value: bit 63 is the sign)."""
     if not packs(geometry):
         return bits
-    column, word = (1 << geometry.height) - 1, 0
-    for col in range(geometry.width):
-        word |= ((bits >> (col * geometry.h1)) & column) << (col * geometry.height)
+    word = restrided(bits, geometry, geometry.h1, geometry.height)
     return word - (1 << WORD_BITS) if word >> (WORD_BITS - 1) else word
 
 
@@ -55,10 +53,15 @@ def unpack(word: int, geometry: Geometry) -> int:
     """The kernel bitboard of one of the training's words."""
     if not packs(geometry):
         return word
-    column, word, bits = (1 << geometry.height) - 1, word & ((1 << WORD_BITS) - 1), 0
+    return restrided(word & ((1 << WORD_BITS) - 1), geometry, geometry.height, geometry.h1)
+
+
+def restrided(bits: int, geometry: Geometry, source: int, target: int) -> int:
+    """``bits`` with each column's cells moved from ``source`` bits a column to ``target``."""
+    column, out = (1 << geometry.height) - 1, 0
     for col in range(geometry.width):
-        bits |= ((word >> (col * geometry.height)) & column) << (col * geometry.h1)
-    return bits
+        out |= ((bits >> (col * source)) & column) << (col * target)
+    return out
 
 
 def data_cells(cells: np.ndarray, geometry: Geometry) -> np.ndarray:
