@@ -156,10 +156,12 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     proven, which on 7x6 the opening book and the exact solver make immediate in most
     positions but which can take minutes in hard middle-game ones (and far longer
     early on a bigger board, which has no book).  Where the search proves
-    the result in time the move is perfect; otherwise it is the deepest
-    search's choice.  ``time`` counts from the start of the search: the first
-    call in a process also pays the searcher's start-up (see :func:`warm_up`),
-    and a call made while another thread's call runs waits for it first.
+    the result in time the move keeps it (past the 7x6 book, a win proven
+    without its distance may not be the fastest: a game's move asks only for
+    the result, which is cheaper); otherwise it is the deepest search's
+    choice.  ``time`` counts from the start of the search: the first call in
+    a process also pays the searcher's start-up (see :func:`warm_up`), and a
+    call made while another thread's call runs waits for it first.
 
     Raises :class:`IllegalMoveError` for what is no Position or a game that is
     already over, and ``ValueError`` for any other time or depth."""
@@ -170,7 +172,7 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     millis = None if limit is None else limit * 1000.0
     limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
     with _lock:
-        result = _searcher(board.geometry).search(board, limits)
+        result = _searcher(board.geometry).search(board, limits, result_first=True)
     assert result.move is not None, "a game that is not over has a move"
     return result.move + 1
 

@@ -259,6 +259,25 @@ def test_best_move_plays_a_best_column() -> None:
         assert scores[c4engine.best_move(pos)] == best, moves
 
 
+def test_best_move_past_the_book_keeps_every_proven_result() -> None:
+    """A game's move asks the solver for the result only: past the 7x6 book a won
+    position may get a slower win than the fastest, never a move that does not
+    win, and a drawn or lost one keeps its best (bitbully's scores)."""
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully("12-ply-dist")
+    rng = random.Random(SEED + 29)
+    drawn = [Position.from_moves("42444465216775"), Position.from_moves("23163416124767223154467471272416755633")]
+    signs = set()
+    for pos in [random_position(rng, rng.choice([14, 18, 24])) for _ in range(24)] + drawn:
+        expected = oracle.score_all_moves(bitbully.Board([col - 1 for col in pos.moves]))
+        best = max(expected.values())
+        played = expected[c4engine.best_move(pos, time=30) - 1]
+        assert (played > 0, played == 0) == (best > 0, best == 0), pos.moves
+        assert best > 0 or played == best, pos.moves
+        signs.add((best > 0) - (best < 0))
+    assert signs == {-1, 0, 1}
+
+
 def test_best_move_within_a_time_or_a_depth_plays_a_legal_column_and_takes_a_win() -> None:
     pos = Position.from_moves("4453")
     assert c4engine.best_move(pos, time=0.05) in pos.legal_moves()

@@ -84,6 +84,36 @@ def test_every_mate_score_of_a_depth_search_is_true(engine: EngineProcess, moves
             assert (value > 0) == (expected > 0) and abs(expected) <= abs(value), mates
 
 
+@pytest.mark.parametrize(("moves", "pons"), [("7477544411743", 6), ("67331624326767", -5)],
+                         ids=["L1_R2-win", "L1_R2-loss"])
+def test_a_game_s_move_proves_a_win_as_a_bound_and_a_loss_exactly(engine: EngineProcess, moves: str,
+                                                                  pons: int) -> None:
+    """protocol.md: a game's move (a clock) with one line ends on the proven result: a
+    win as ``mate N lowerbound`` with N the mover's stones left, at the full depth,
+    and a move that still wins (bitbully's score of every move); a loss as its
+    exact ``mate N``, with a move that resists longest.  ``go movetime`` gives the
+    win's exact score."""
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    scores = bitbully.BitBully().score_all_moves(bitbully.Board.from_moves([int(c) - 1 for c in moves]))
+    assert max(scores.values()) == pons
+    empty = WIDTH * HEIGHT - len(moves)
+    engine.send(f"position startpos moves {moves}")
+    engine.send("go wtime 60000 btime 60000")
+    lines = engine.read_until("bestmove", timeout=30)
+    last = infos(lines)[-1]
+    column = check_bestmove(lines[-1], Board(moves)) - 1
+    assert int(last["depth"]) == empty and last["kind"] == "mate"
+    if pons > 0:
+        assert (int(last["value"]), last["bound"]) == ((empty + 1) // 2, "lowerbound")
+        assert scores[column] > 0, (scores, column)
+        engine.send("go movetime 20000")
+        exact = infos(engine.read_until("bestmove", timeout=30))[-1]
+        assert (int(exact["value"]), exact["bound"]) == (mate_from_pons(pons, len(moves)), None)
+    else:
+        assert (int(last["value"]), last["bound"]) == (mate_from_pons(pons, len(moves)), None)
+        assert scores[column] == pons, (scores, column)
+
+
 def test_go_nodes_stops_after_about_that_many_nodes(engine: EngineProcess) -> None:
     """``go nodes N``: no finished iteration reports more than about N nodes, and a larger
     N reaches a deeper iteration (from the start without the books, which prove it
@@ -106,10 +136,11 @@ def test_go_nodes_stops_after_about_that_many_nodes(engine: EngineProcess) -> No
 
 
 def test_go_movetime_answers_in_time(engine: EngineProcess) -> None:
-    """``go movetime 200`` on a position that takes over a second to solve: every try
-    uses most of the time (a busy machine only makes an answer later), and the best
-    try answers within 200 ms plus 60 ms for the pipes and the thread start."""
-    moves = "2147756677465"
+    """``go movetime 200`` on a position that no search of seconds proves (4 stones,
+    without the books): every try uses most of the time (a busy machine only
+    makes an answer later), and the best try answers within 200 ms plus 60 ms for
+    the pipes and the thread start."""
+    moves = "4453"
 
     def answer_ms() -> float:
         engine.send("ucinewgame")
@@ -122,7 +153,11 @@ def test_go_movetime_answers_in_time(engine: EngineProcess) -> None:
         assert elapsed >= 100, "the movetime was not used"
         return elapsed
 
-    best = best_of(answer_ms, within=260)
+    engine.command("setoption name OwnBook value false")
+    try:
+        best = best_of(answer_ms, within=260)
+    finally:
+        engine.command("setoption name OwnBook value true")
     print(f"\ngo movetime 200: bestmove after {best:.0f} ms (best try)")
     assert best <= 260
 

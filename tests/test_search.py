@@ -254,6 +254,51 @@ def test_exact_report_matches_the_solver(searcher: Searcher) -> None:
         assert exact_move_value(oracle, pos, result.move) == expected, digits(pos)
 
 
+def sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def test_a_game_s_move_proves_the_result_then_keeps_it() -> None:
+    """A game's move (``result_first``) with one line proves only the result (a weak
+    solve): a win ends the search at once with the most own moves left as ``mate N
+    lowerbound``'s N and a move that still wins, a draw with 0 at the full depth
+    and a move that still draws.  A loss goes on to the exact score, so that the
+    move played resists longest.  Every claim is checked against bitbully's score
+    of every move."""
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully()
+    searcher = Searcher(hash_mb=16)
+    results = set()
+    rng = random.Random(SEED + 7)
+    for pos in [pos for stones in (16, 24, 30) for pos in late_positions(rng, 16, stones)]:
+        scores = oracle.score_all_moves(bitbully.Board.from_moves(list(pos.history)))
+        best = max(scores.values())
+        searcher.clear()
+        result = searcher.search(pos, Limits(soft_ms=60_000, hard_ms=60_000), result_first=True)
+        report, moves = result.report, digits(pos)
+        assert report is not None and result.move is not None, moves
+        assert sign(scores[result.move]) == sign(best), f"{moves}: {scores}, played {result.move}"
+        results.add(sign(best))
+        if best < 0:
+            assert report.exact and to_pons(report.best.score) == best == scores[result.move], moves
+            continue
+        assert not report.exact and report.depth == CELLS - pos.stones, moves
+        assert report.best.score == to_internal(sign(best)), moves
+    assert results == {-1, 0, 1}
+
+
+def test_other_searches_still_get_the_exact_score(searcher: Searcher) -> None:
+    """Only a game's move with one line stops at the result: a timed search that is
+    not a game's move, and a game's move with MultiPV, get a won position's exact
+    score."""
+    pos = parse_digits(PONS_LATE[1][0])
+    for multipv, result_first in ((1, False), (2, True)):
+        searcher.clear()
+        report = searcher.search(pos, Limits(soft_ms=60_000, hard_ms=60_000), multipv=multipv,
+                                 result_first=result_first).report
+        assert report is not None and report.exact and to_pons(report.best.score) == PONS_LATE[1][1]
+
+
 @pytest.mark.parametrize("moves, pons, mate", [
     ("4455", 18, 2),      # first player: c1 or f1 makes two threats; wins with 6 stones on board
     ("14157", 18, 2),     # second player, the same threats on the other side

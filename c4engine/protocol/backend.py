@@ -178,9 +178,10 @@ class Backend:
             return None
         return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead, pos.geometry.cells)
 
-    def search(self, pos: Board, limits: Limits, stop: StopSignal, drops: bool) -> Result:
+    def search(self, pos: Board, limits: Limits, stop: StopSignal, drops: bool, result_first: bool = False) -> Result:
         """Search and write an ``info`` line per ``MultiPV`` line of every finished
-        iteration; below full strength, choose the move as the level does."""
+        iteration; below full strength, choose the move as the level does.
+        ``result_first``: a game's move, see :meth:`Searcher.search`."""
         shown = self.options.number("MultiPV")
 
         def report(rep: Report) -> None:
@@ -188,7 +189,7 @@ class Backend:
                 self.write(info_line(pos, rep, index, drops))
         strength = wanted_strength(self.options)
         if strength is None:
-            return self.searcher.search(pos, limits, report, stop, shown)
+            return self.searcher.search(pos, limits, report, stop, shown, result_first=result_first)
         result = self.searcher.search(pos, strength.cap(limits), report, stop, pos.geometry.width,
                                       solve_early=False)
         return self._weakened(result, strength)

@@ -100,6 +100,12 @@ class GoParams:
 
     __str__ = command
 
+    @property
+    def on_a_clock(self) -> bool:
+        """A game's move: a clock and no ``movetime``.  Only its result matters, so the
+        search may stop at a proven win without its distance (see protocol.md)."""
+        return self.movetime is None and (self.wtime is not None or self.btime is not None)
+
     def clock(self, first_player_to_move: bool) -> tuple[int | None, int]:
         """The mover's time left (``None`` without a clock) and increment, negatives
         read as 0."""

@@ -81,7 +81,7 @@ class SearchJob:
                 deadline_ms = spent_ms + limits.hard_ms
             if self.debug:
                 self.out(f"info string debug {limits} late_ms={round(self.backend.lateness.allowance_ms())}")
-            result = self.backend.search(self.position, limits, self.signal, self.drops)
+            result = self.backend.search(self.position, limits, self.signal, self.drops, self.params.on_a_clock)
             line = bestmove_line(self.position, result, self.drops)
         except Exception as exc:  # noqa: BLE001 - a bestmove must follow every go
             self.out.error(f"internal error in the search: {exc!r}")

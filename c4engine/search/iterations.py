@@ -6,7 +6,9 @@ leaves, and after each iteration the exact solver gets a node budget of three
 times the work of those iterations: when the end of the game is within reach,
 the solver finishes inside that budget and the result is exact (and the search
 ends); when it is not, the iterations still get about a quarter of the time,
-and the budgets grow geometrically with them.
+and the budgets grow geometrically with them.  A game's move (``result_first``)
+with one line asks the solver for the game's result only, which is cheaper: a
+proven win or draw ends the search, a proven loss goes on to the exact score.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class SearcherLike(Protocol):
 
     def solver_may_reach_the_end(self, pos: Board) -> bool: ...
 
+    def book_holds_the_score(self, pos: Board) -> bool: ...
+
     def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]: ...
 
 
@@ -54,10 +58,13 @@ class Iterations:
     multipv: int
     arm: Callable[[], None]  # routes ``stop`` to the kernels, once the first iteration is done
     solve_early: bool = True  # exact attempts before the end of the game is within the depth
+    result_first: bool = False  # a game's move: attempts prove the result before the score
     started: float = field(default_factory=time.perf_counter)
     nodes: int = 0
     heuristic_nodes: int = 0
     last: Report | None = None
+    settled: bool = False  # the last report's move keeps the root's proven result
+    proven_lost: bool = False
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000.0
@@ -83,7 +90,7 @@ class Iterations:
                     self.arm()
                 if finished and self.solve_early and self.searcher.solver_may_reach_the_end(self.pos) \
                         and not self.done():
-                    finished = self.exact_iteration(self.exact_budget()) or not self.limit_reached()
+                    finished = self.attempt(self.exact_budget()) or not self.limit_reached()
             if not finished or self.done():
                 break
         return Result(self.best_move(), self.last, self.nodes)
@@ -123,7 +130,7 @@ class Iterations:
 
     def done(self) -> bool:
         """Whether to start no further iteration."""
-        if self.last is not None and self.last.exact:
+        if self.settled or (self.last is not None and self.last.exact):
             return True
         if self.last is not None and self.limits.mate is not None and is_proven(self.last.best.score):
             distance = mate_distance(self.last.best.score, self.pos.stones, self.pos.geometry.cells)
@@ -140,6 +147,36 @@ class Iterations:
                                   self.node_budget())
         self.heuristic_nodes += race.nodes
         return self.take(race, depth, exact=False)
+
+    def attempt(self, budget: int) -> bool:
+        """One attempt at proving the root within ``budget`` nodes; False when it did not
+        finish: of its result alone when that is all the search needs, else of its
+        exact score."""
+        if self.wants_result_only():
+            return self.result_iteration(budget)
+        return self.exact_iteration(budget)
+
+    def wants_result_only(self) -> bool:
+        """A game's move needs only to keep a win or a draw.  MultiPV and ``go mate`` ask
+        for scores and distances, a root proven lost needs its exact score to resist
+        longest, and within the book the exact score costs no more."""
+        return (self.result_first and not self.proven_lost and self.multipv == 1 and self.limits.mate is None
+                and not self.searcher.book_holds_the_score(self.pos))
+
+    def result_iteration(self, budget: int) -> bool:
+        """Prove the root's result (win, draw or loss) within ``budget`` nodes; False when
+        it did not finish.  A draw costs what its exact score does, a win from two
+        thirds down to a twelfth of it (8x7 middle games), so the proofs come moves
+        earlier.  A win or a draw ends the search with a move that keeps it."""
+        race = self.searcher.race(lambda thread: thread.keep_root_result(self.pos, self.best_col),
+                                  self.node_budget(budget))
+        self.nodes += race.nodes
+        if race.value >= 0:
+            self.settled = True
+            self.publish(race, self.pos.geometry.cells - self.pos.stones, exact=False)
+            return True
+        self.proven_lost = race.finished
+        return race.finished
 
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""

@@ -276,6 +276,11 @@ class Searcher:
                 or (pos.stones > SCORE_STONES and empties <= MIDDLE_GAME_EMPTIES_IN_REACH)
                 or (built is not None and pos.stones <= built.header.plies))
 
+    def book_holds_the_score(self, pos: Board) -> bool:
+        """Whether a solve of ``pos`` ends in the 7x6 book's exact scores (up to its 12
+        stones), so that the exact score costs no more than the result."""
+        return self.book.has_scores and pos.stones <= SCORE_STONES
+
     def principal_variation(self, pos: Board, first_col: int) -> tuple[int, ...]:
         """The line the table holds from ``pos`` after ``first_col``, that move first."""
         out = np.zeros(pos.geometry.cells, dtype=np.int64)
@@ -438,10 +443,13 @@ class Searcher:
         stop.attach([thread.ctx for thread in self.threads])
 
     def search(self, pos: Board, limits: Limits, on_report: Callable[[Report], None] | None = None,
-               stop: StopSignal | None = None, multipv: int = 1, solve_early: bool = True) -> Result:
+               stop: StopSignal | None = None, multipv: int = 1, solve_early: bool = True,
+               result_first: bool = False) -> Result:
         """Iterative deepening from ``pos`` until a limit, a stop or an exact result;
         ``solve_early`` False keeps the exact solver for when the end of the game is
-        within the depth limit (the difficulty levels, which see no further)."""
+        within the depth limit (the difficulty levels, which see no further).
+        ``result_first``, for a game's move: a proven win or draw ends the search
+        without its exact score (see :class:`~c4engine.search.iterations.Iterations`)."""
         self._check_board(pos)
         self._check_full()
         if pos.is_over():
@@ -451,7 +459,7 @@ class Searcher:
         timer = deadline_timer(limits.hard_ms, stop)
         try:
             return Iterations(self, pos, limits, on_report or (lambda report: None), stop,
-                              multipv, functools.partial(self._attach, stop), solve_early).run()
+                              multipv, functools.partial(self._attach, stop), solve_early, result_first).run()
         finally:
             if timer is not None:
                 timer.cancel()

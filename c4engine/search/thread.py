@@ -98,7 +98,21 @@ class SearchThread:
                     return -1
                 self.scores[col] = value
             return int(np.argmax(self.scores))
-        target = to_internal(self.solve(pos, False))
+        return self.first_move_reaching(pos, to_internal(self.solve(pos, False)), first_col)
+
+    def keep_root_result(self, pos: Board, first_col: int) -> int:
+        """A move that keeps the root's result when a weak solve proves it a win or a
+        draw (its score is then the least win, or 0); -1 when the root is lost (not
+        stopped) or when stopped."""
+        self.scores[:] = -INFINITE
+        target = to_internal(self.solve(pos, True))
+        if target < 0 or self.aborted():
+            return -1
+        return self.first_move_reaching(pos, target, first_col)
+
+    def first_move_reaching(self, pos: Board, target: int, first_col: int) -> int:
+        """The first move, in search order, whose exact value is at least ``target``
+        (internal), by one null-window search each; -1 when stopped."""
         for col in root_order(pos, first_col):
             reaches_target = self.move_value(pos, col, pos.geometry.cells, target - 1, target) >= target
             if self.aborted():
