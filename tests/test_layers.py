@@ -56,7 +56,7 @@ def resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list[str]:
 def imports_of(path: Path) -> set[str]:
     module = module_name(path)
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             targets.update(resolve(module, path.name == "__init__.py", node))
         elif isinstance(node, ast.Import):
