@@ -170,10 +170,8 @@ class Iterations:
         earlier.  A win or a draw ends the search with a move that keeps it."""
         race = self.searcher.race(lambda thread: thread.keep_root_result(self.pos, self.best_col),
                                   self.node_budget(budget))
-        self.nodes += race.nodes
-        if race.value >= 0:
+        if self.take(race, self.pos.geometry.cells - self.pos.stones, exact=False):
             self.settled = True
-            self.publish(race, self.pos.geometry.cells - self.pos.stones, exact=False)
             return True
         self.proven_lost = race.finished
         return race.finished
