@@ -287,6 +287,38 @@ def test_a_game_s_move_proves_the_result_then_keeps_it() -> None:
     assert results == {-1, 0, 1}
 
 
+def test_a_solved_root_s_move_is_found_from_the_table_within_the_solve_s_budget() -> None:
+    """After the root's solve, the table holds the move that reached its bound: a
+    proven root's move is looked for there first, and that search may run past the
+    attempt's node budget, since a proof cut off there was lost.  So with the
+    heuristic's column a move that gives up the result (without losing at once)
+    and a node limit just past the solve's own nodes, the move played still keeps
+    the result.  Checked against bitbully's score of every move."""
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully()
+    searcher = Searcher(hash_mb=16)
+    thread = searcher.threads[0]
+    rng, checked = random.Random(SEED + 11), 0
+    for pos in [pos for stones in (14, 18, 22) for pos in late_positions(rng, 16, stones)]:
+        scores = oracle.score_all_moves(bitbully.Board.from_moves(list(pos.history)))
+        result = sign(max(scores.values()))
+        worse = [col for col in pos.legal_moves()
+                 if sign(scores[col]) < result and not pos.play(col).can_win_now()]
+        if result < 0 or not worse or winning_cols(pos):
+            continue
+        searcher.clear()
+        thread.begin(1 << 62)
+        thread.solve(pos, True)
+        solve_nodes, stored = thread.nodes(), thread.table_move(pos)
+        assert sign(scores[stored]) == result, f"{digits(pos)}: {scores}, the table holds {stored}"
+        searcher.clear()
+        thread.begin(solve_nodes + 64)
+        col = thread.keep_root_result(pos, worse[0])
+        assert col >= 0 and sign(scores[col]) == result, f"{digits(pos)}: {scores}, played {col}"
+        checked += 1
+    assert checked >= 10
+
+
 def test_other_searches_still_get_the_exact_score(searcher: Searcher) -> None:
     """Only a game's move with one line stops at the result: a timed search that is
     not a game's move, and a game's move with MultiPV, get a won position's exact
@@ -430,7 +462,7 @@ def test_a_solve_cut_short_never_passes_for_a_move_that_reaches_the_score() -> N
     pos = parse_digits("122211522374")
     searcher = Searcher(hash_mb=16, book=book)
     searcher.threads[0].begin(5000)
-    assert searcher.threads[0].solve_root(pos, False, 3) == -1
+    assert searcher.threads[0].solve_root(pos, False, 3, find_nodes=5000) == -1
     searcher.clear()
     result = searcher.search(pos, Limits(hard_ms=5000))
     assert result.move == 0 and result.report is not None and result.report.exact

@@ -141,6 +141,18 @@ def column_of(cell: int) -> int:
 
 
 @entry
+def table_move(current: int, mask: int, mem: np.ndarray) -> int:
+    """The move the table holds for a position whose entry is a lower bound or exact:
+    the move that reached that bound.  NO_MOVE without an entry, or at an upper bound
+    (every move failed low there, and the stored move is only the first one tried)."""
+    key, mirrored = table_key(current, mask)
+    entry = tt_lookup(mem, tt_slot(mem, key), key)
+    if entry == 0 or entry_flag(entry) == UPPER:
+        return NO_MOVE
+    return stored_move(entry_move(entry), mirrored)
+
+
+@entry
 def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray,
                         out: np.ndarray) -> int:
     """Follow the table's best moves from the root after ``first_col``; write the
@@ -160,11 +172,10 @@ def principal_variation(current: int, mask: int, first_col: int, mem: np.ndarray
         if immediate_win(current, mask) & move:
             break
         current, mask = current ^ mask, mask | move
-        key, mirrored = table_key(current, mask)
-        entry = tt_lookup(mem, tt_slot(mem, key), key)
         wins = immediate_win(current, mask)
-        if entry != 0 and entry_flag(entry) != UPPER:
-            col = stored_move(entry_move(entry), mirrored)
+        stored = table_move(current, mask, mem)
+        if stored != NO_MOVE:
+            col = stored
         elif wins:
             col = column_of(wins & -wins)
         else:

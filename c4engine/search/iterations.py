@@ -168,7 +168,7 @@ class Iterations:
         it did not finish.  A draw costs what its exact score does, a win from two
         thirds down to a twelfth of it (8x7 middle games), so the proofs come moves
         earlier.  A win or a draw ends the search with a move that keeps it."""
-        race = self.searcher.race(lambda thread: thread.keep_root_result(self.pos, self.best_col),
+        race = self.searcher.race(lambda thread: thread.keep_root_result(self.pos, self.best_col, self.node_budget()),
                                   self.node_budget(budget))
         if self.take(race, self.pos.geometry.cells - self.pos.stones, exact=False):
             self.settled = True
@@ -179,7 +179,7 @@ class Iterations:
     def exact_iteration(self, budget: int) -> bool:
         """Solve the root exactly within ``budget`` nodes; False when it did not finish."""
         every_move, first_col = self.multipv > 1, self.best_col
-        race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col),
+        race = self.searcher.race(lambda thread: thread.solve_root(self.pos, every_move, first_col, self.node_budget()),
                                   self.node_budget(budget))
         return self.take(race, self.pos.geometry.cells - self.pos.stones, exact=True)
 

@@ -43,6 +43,12 @@ class SearchThread:
         """Pons' exact score of ``pos`` (weak: its sign); meaningless if aborted."""
         return int(self.kernel.solve.solve(*self.kernel.bits(pos.current, pos.mask), pos.stones, weak, self.mem))
 
+    def table_move(self, pos: Board) -> int:
+        """The column the table holds for ``pos`` at a lower bound or an exact score (the
+        move that reached it), else -1."""
+        col = int(self.kernel.solve.table_move(*self.kernel.bits(pos.current, pos.mask), self.mem))
+        return col if col < pos.geometry.width else -1
+
     def probe(self, pos: Board, middle: int) -> int:
         """The exact solve's null-window search at Pons score ``middle`` (internal value)."""
         return int(self.kernel.solve.probe(*self.kernel.bits(pos.current, pos.mask), pos.stones, middle, self.mem))
@@ -85,11 +91,12 @@ class SearchThread:
                 alpha, best_col = value, col
         return best_col
 
-    def solve_root(self, pos: Board, every_move: bool, first_col: int) -> int:
+    def solve_root(self, pos: Board, every_move: bool, first_col: int, find_nodes: int = UNLIMITED) -> int:
         """Solve the root exactly; return a best column, or -1 when stopped.  With
         ``every_move`` every move is solved (MultiPV); otherwise the root is solved
         once and the first move, in search order, that reaches its score is found by
-        one null-window search per move, which the table makes cheap."""
+        one null-window search per move, which the table makes cheap, within
+        ``find_nodes`` (see :meth:`allow_nodes`)."""
         self.scores[:] = -INFINITE
         if every_move:
             for col in root_order(pos, first_col):
@@ -98,22 +105,42 @@ class SearchThread:
                     return -1
                 self.scores[col] = value
             return int(np.argmax(self.scores))
-        return self.first_move_reaching(pos, to_internal(self.solve(pos, False)), first_col)
+        target = to_internal(self.solve(pos, False))
+        if self.aborted():
+            return -1
+        self.allow_nodes(find_nodes)
+        return self.first_move_reaching(pos, target, first_col)
 
-    def keep_root_result(self, pos: Board, first_col: int) -> int:
+    def keep_root_result(self, pos: Board, first_col: int, find_nodes: int = UNLIMITED) -> int:
         """A move that keeps the root's result when a weak solve proves it a win or a
-        draw (its score is then the least win, or 0); -1 when the root is lost (not
-        stopped) or when stopped."""
+        draw (its score is then the least win, or 0), found within ``find_nodes``
+        (see :meth:`allow_nodes`); -1 when the root is lost (not stopped) or when
+        stopped."""
         self.scores[:] = -INFINITE
         target = to_internal(self.solve(pos, True))
         if target < 0 or self.aborted():
             return -1
+        self.allow_nodes(find_nodes)
         return self.first_move_reaching(pos, target, first_col)
+
+    def allow_nodes(self, node_limit: int) -> None:
+        """Let this search run to ``node_limit`` nodes (counted from its start) if its own
+        limit is lower.  Once the root is solved, the search for a move that reaches
+        its score is what the solve was for, and it costs little (see
+        :meth:`first_move_reaching`); cut off by the attempt's budget, it was lost with
+        the proof's place in the table, which the next iterations overwrite."""
+        layout = self.kernel.layout
+        self.mem[layout.NODE_LIMIT] = max(int(self.mem[layout.NODE_LIMIT]), node_limit)
 
     def first_move_reaching(self, pos: Board, target: int, first_col: int) -> int:
         """The first move, in search order, whose exact value is at least ``target``
-        (internal), by one null-window search each; -1 when stopped."""
-        for col in root_order(pos, first_col):
+        (internal), by one null-window search each; -1 when stopped.  Called after the
+        root was solved: the move that solve left in the table reached its last lower
+        bound, so it goes first, ahead of ``first_col``.  Its search finds the solve's
+        proof in the table, where each move that falls short needs a proof of its own
+        (on 8x7 middle games, up to twenty times the solve's nodes)."""
+        stored = self.table_move(pos)
+        for col in root_order(pos, first_col if stored < 0 else stored):
             reaches_target = self.move_value(pos, col, pos.geometry.cells, target - 1, target) >= target
             if self.aborted():
                 return -1
