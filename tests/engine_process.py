@@ -22,7 +22,7 @@ from c4engine.protocol.options import SPECS
 READY_TIMEOUT = 30.0  # numba's first compile of the kernel may take a while on a cold cache
 # what a 7x6 engine with the default evaluation says at the search's set-up
 NETWORK_NOTE = ("info string evaluation ntuple: ntuple-7x6k4.npz for the 7x6 board, "
-                "held-out accuracy not recorded (made before c4engine train)")
+                "held-out accuracy 0.6958 on 1200 positions")
 LINE_TIMEOUT = 10.0
 START_FEN = "7/7/7/7/7/7[PPPPPPPPPPPPPPPPPPPPPppppppppppppppppppppp] w - - 0 1"
 MID_FEN = "7/7/7/7/3p3/2pPP2[PPPPPPPPPPPPPPPPPPPppppppppppppppppppp] w - - 0 3"  # after 4453

@@ -249,11 +249,13 @@ def test_7x6_ships_a_network_and_other_boards_fall_back() -> None:
 
 def test_the_shipped_7x6_network_loads_as_before_with_no_linear_part() -> None:
     """7x6's network file predates hybrids: no linear weights, so the kernel's vector
-    holds none and does not add the threat terms; the engine names it as before."""
+    holds none and does not add the threat terms.  It predates ``c4engine train``
+    too; its held-out accuracy was recorded afterwards (``held-out accuracy
+    --record``, on ``held-out make --seed 1001``'s 1,200 positions), and the engine
+    names it."""
     weights = ntuple_weights(STANDARD)
     assert weights is not None and weights[NTUPLE_LINEAR] == 0 and not weights[:N_LINEAR].any()
-    assert ntuple_note(STANDARD) == ("ntuple-7x6k4.npz for the 7x6 board, held-out accuracy not recorded "
-                                     "(made before c4engine train)")
+    assert ntuple_note(STANDARD) == "ntuple-7x6k4.npz for the 7x6 board, held-out accuracy 0.6958 on 1200 positions"
 
 
 HYBRID_BOARDS = [Geometry(7, 7, 4), Geometry(6, 7, 4), Geometry(8, 7, 4), Geometry(9, 6, 4)]

@@ -24,7 +24,7 @@ from c4engine.kernel.evaluation import N_LINEAR
 from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
-from c4engine.training.network import canonical_keys, held_out_by_key
+from c4engine.training.network import canonical_keys, held_out_by_key, save_npz
 from c4engine.training import pipeline
 from c4engine.training.pipeline import TrainSpec, chunk_positions, excluded_rows
 from c4engine.training.store import Positions, TrainingStore
@@ -225,6 +225,33 @@ def test_the_accuracy_command_reports_each_phase_against_threats(first: Path, tm
     lines = result.output.splitlines()
     assert lines[0].split() == ["stones", "positions", "network", "threats"]
     assert lines[-1].startswith("0-41")
+
+
+def test_the_accuracy_command_records_it_in_a_network_made_without_one(tmp_path: Path) -> None:
+    """7x6's network was made before ``c4engine train`` recorded a held-out accuracy:
+    ``--record`` writes the accuracy over the whole set into the file, which the
+    engine then names at set-up, and leaves the network itself as it was."""
+    positions = tmp_path / "held.npz"
+    made = CliRunner().invoke(cli, ["held-out", "make", "--per-phase", "2", "--seed", "5", "--nodes", "200000",
+                                    "--out", str(positions)])
+    assert made.exit_code == 0, made.output
+    with files("c4engine").joinpath("data", "ntuple-7x6k4.npz").open("rb") as stream, np.load(stream) as document:
+        before = {name: document[name] for name in document.files if not name.startswith("accuracy")}
+    network = tmp_path / "ntuple-7x6k4.npz"
+    save_npz(network, before)  # its arrays as tools/train_ntuple.py wrote them
+    with network.open("rb") as stream:
+        assert "accuracy not recorded" in network_note(stream, network.name)
+    result = CliRunner().invoke(cli, ["held-out", "accuracy", str(network), str(positions), "--record"])
+    assert result.exit_code == 0, result.output
+    whole = result.output.splitlines()[-2].split()
+    assert whole[0] == "0-41"
+    with np.load(network) as document:
+        assert all(np.array_equal(document[name], value) for name, value in before.items())
+        assert float(document["accuracy"]) == float(whole[2]) and int(document["accuracy_positions"]) == int(whole[1])
+        assert str(document["accuracy_set"]) == "an independent held-out set (held.npz)"
+    with network.open("rb") as stream:
+        note = network_note(stream, network.name)
+    assert note == f"ntuple-7x6k4.npz for the 7x6 board, held-out accuracy {whole[2]} on {whole[1]} positions"
 
 
 def test_the_accuracy_command_refuses_a_network_for_another_board(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from .data import Dataset
 from ..referee.strength import PHASES, read_positions
 from ..rules.notation import parse_digits
 from .held_out import make_held_out, overlap, phase_accuracy, phases
-from .network import HeldOutAccuracy, read_network_file
+from .network import HeldOutAccuracy, read_network_file, record_accuracy
 from .packing import fits, packs
 from .pipeline import Run, Stopped, TrainSpec, chunk_positions, train, trained_keys
 from .store import CheckpointError
@@ -204,17 +204,29 @@ def make_command(geometry: Geometry, out: Path, per_phase: int, seed: int, node_
 @held_out_command.command("accuracy")
 @click.argument("network", type=DATA_FILE)
 @click.argument("positions", type=DATA_FILE)
-def accuracy_command(network: Path, positions: Path) -> None:
-    """Win/draw/loss accuracy of NETWORK against threat counting on POSITIONS, per phase."""
+@click.option("--record", is_flag=True,
+              help="Write the accuracy over all of POSITIONS into NETWORK, which the engine names at set-up.")
+def accuracy_command(network: Path, positions: Path, record: bool) -> None:
+    """Win/draw/loss accuracy of NETWORK against threat counting on POSITIONS, per phase.
+
+    With --record, NETWORK's file records the accuracy over all of POSITIONS as its
+    held-out accuracy, for a network made before `c4engine train` recorded one: the
+    positions must be apart from its training data (see `held-out overlap`)."""
     data = _load_set(positions)
     try:
         block, linear, margin = read_network_file(network, data.geometry)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise click.ClickException(f"{network}: not a network file for the positions ({err})") from None
     click.echo(f"{'stones':<8}{'positions':>10}{'network':>10}{'threats':>10}")
-    for row in phase_accuracy(block, margin, data, linear):
+    rows = phase_accuracy(block, margin, data, linear)
+    for row in rows:
         low, high = row.phase
         click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.network:>10.4f}{row.threats:>10.4f}")
+    if record:
+        whole = rows[-1]
+        record_accuracy(network, HeldOutAccuracy(whole.network, whole.positions,
+                                                 f"an independent held-out set ({positions.name})"))
+        click.echo(f"{network}: held-out accuracy {round(whole.network, 4):.4f} on {whole.positions} positions recorded")
 
 
 @held_out_command.command("overlap")

@@ -308,6 +308,17 @@ def write_network(path: Path, network: Network, made_by: str, scores: list[Judge
     save_npz(path, arrays)
 
 
+def record_accuracy(path: Path, held_out: HeldOutAccuracy) -> None:
+    """Write ``held_out`` into the network file at ``path`` as its held-out accuracy,
+    which the engine names at set-up, keeping every other array: for a network
+    made before ``c4engine train`` recorded one, or measured again on another set."""
+    with np.load(path) as document:
+        arrays = {name: document[name] for name in document.files}
+    arrays |= {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
+               "accuracy_set": np.array(held_out.source)}
+    save_npz(path, arrays)
+
+
 def read_network_file(path: Path, geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None, float]:
     """A file of :func:`write_network` for ``geometry``'s board: its block and linear
     weights read as the engine reads them (:func:`c4engine.search.weights.checked_network`,
