@@ -108,8 +108,7 @@ class SearchThread:
         target = to_internal(self.solve(pos, False))
         if self.aborted():
             return -1
-        self.allow_nodes(find_nodes)
-        return self.first_move_reaching(pos, target, first_col)
+        return self.first_move_reaching(pos, target, first_col, find_nodes)
 
     def keep_root_result(self, pos: Board, first_col: int, find_nodes: int = UNLIMITED) -> int:
         """A move that keeps the root's result when a weak solve proves it a win or a
@@ -120,8 +119,7 @@ class SearchThread:
         target = to_internal(self.solve(pos, True))
         if target < 0 or self.aborted():
             return -1
-        self.allow_nodes(find_nodes)
-        return self.first_move_reaching(pos, target, first_col)
+        return self.first_move_reaching(pos, target, first_col, find_nodes)
 
     def allow_nodes(self, node_limit: int) -> None:
         """Let this search run to ``node_limit`` nodes (counted from its start) if its own
@@ -132,13 +130,15 @@ class SearchThread:
         layout = self.kernel.layout
         self.mem[layout.NODE_LIMIT] = max(int(self.mem[layout.NODE_LIMIT]), node_limit)
 
-    def first_move_reaching(self, pos: Board, target: int, first_col: int) -> int:
+    def first_move_reaching(self, pos: Board, target: int, first_col: int, find_nodes: int) -> int:
         """The first move, in search order, whose exact value is at least ``target``
-        (internal), by one null-window search each; -1 when stopped.  Called after the
-        root was solved: the move that solve left in the table reached its last lower
-        bound, so it goes first, ahead of ``first_col``.  Its search finds the solve's
-        proof in the table, where each move that falls short needs a proof of its own
-        (on 8x7 middle games, up to twenty times the solve's nodes)."""
+        (internal), by one null-window search each, within ``find_nodes`` (see
+        :meth:`allow_nodes`); -1 when stopped.  Called after the root was solved: the
+        move that solve left in the table reached its last lower bound, so it goes
+        first, ahead of ``first_col``.  Its search finds the solve's proof in the
+        table, where each move that falls short needs a proof of its own (on 8x7
+        middle games, up to twenty times the solve's nodes)."""
+        self.allow_nodes(find_nodes)
         stored = self.table_move(pos)
         for col in root_order(pos, first_col if stored < 0 else stored):
             reaches_target = self.move_value(pos, col, pos.geometry.cells, target - 1, target) >= target

@@ -226,7 +226,7 @@ def accuracy_command(network: Path, positions: Path, record: bool) -> None:
         whole = rows[-1]
         record_accuracy(network, HeldOutAccuracy(whole.network, whole.positions,
                                                  f"an independent held-out set ({positions.name})"))
-        click.echo(f"{network}: held-out accuracy {round(whole.network, 4):.4f} on {whole.positions} positions recorded")
+        click.echo(f"{network}: held-out accuracy {whole.network:.4f} on {whole.positions} positions recorded")
 
 
 @held_out_command.command("overlap")

@@ -303,9 +303,15 @@ def write_network(path: Path, network: Network, made_by: str, scores: list[Judge
     if network.linear is not None:
         arrays["linear"] = network.linear.astype(np.int64)
     if held_out is not None:
-        arrays |= {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
-                   "accuracy_set": np.array(held_out.source)}
+        arrays |= accuracy_arrays(held_out)
     save_npz(path, arrays)
+
+
+def accuracy_arrays(held_out: HeldOutAccuracy) -> dict[str, np.ndarray]:
+    """The arrays that record a network's held-out accuracy in its file, which the
+    engine names at set-up (:func:`c4engine.search.weights.network_note`)."""
+    return {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
+            "accuracy_set": np.array(held_out.source)}
 
 
 def record_accuracy(path: Path, held_out: HeldOutAccuracy) -> None:
@@ -314,9 +320,7 @@ def record_accuracy(path: Path, held_out: HeldOutAccuracy) -> None:
     made before ``c4engine train`` recorded one, or measured again on another set."""
     with np.load(path) as document:
         arrays = {name: document[name] for name in document.files}
-    arrays |= {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
-               "accuracy_set": np.array(held_out.source)}
-    save_npz(path, arrays)
+    save_npz(path, arrays | accuracy_arrays(held_out))
 
 
 def read_network_file(path: Path, geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None, float]:
