@@ -24,17 +24,19 @@ Bad arguments follow the one rule of :mod:`c4engine.arguments`: each raises
 
 from __future__ import annotations
 
+import random
 import threading
 import warnings
 from typing import TYPE_CHECKING
 
-from .arguments import file_path, flag, seconds, whole_number
+from .arguments import file_path, flag, seconds, whole_number, whole_number_from_to
 from .geometry import STANDARD, Geometry
 from .position import IllegalMoveError, Position, board_shape
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .kernel.book import OpeningBook
     from .kernel.built_book import BuiltBook
     from .rules.board import Board
     from .search.searcher import Searcher
@@ -43,6 +45,10 @@ if TYPE_CHECKING:
 _lock = threading.Lock()
 _shared: Searcher | None = None
 _built_book: BuiltBook | None = None  # from use_book; searched with on its own board only
+_opening_book: OpeningBook | None = None  # the shared searcher's, kept aside while a level searches
+_with_books = True  # whether the shared searcher holds its books (at full strength) or not (a level)
+_level_rng = random.Random()
+FULL_STRENGTH = 20  # search.levels' FULL_STRENGTH, which this module does not import at load time
 
 
 def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
@@ -61,10 +67,11 @@ def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
         _searcher(geometry)
 
 
-def _searcher(geometry: Geometry) -> Searcher:
+def _searcher(geometry: Geometry, full_strength: bool = True) -> Searcher:
     """The process's searcher for ``geometry``, built on first use or when the board
-    changes (the caller holds ``_lock``)."""
-    global _shared
+    changes, with its books at full strength and without them at a level (the
+    caller holds ``_lock``)."""
+    global _shared, _opening_book, _with_books
     if _shared is None or _shared.geometry != geometry:
         from .kernel.book import OpeningBook
         from .search.searcher import Searcher
@@ -77,8 +84,22 @@ def _searcher(geometry: Geometry) -> Searcher:
         if _built_book is not None and _built_book.header.geometry == geometry:
             searcher.set_built_book(_built_book)
         searcher.warm_up()
-        _shared = searcher
+        _shared, _opening_book, _with_books = searcher, book, True
+    if full_strength != _with_books:
+        _swap_books(_shared, full_strength)
     return _shared
+
+
+def _swap_books(searcher: Searcher, full_strength: bool) -> None:
+    """Give ``searcher`` its books back at full strength, or take them away for a level,
+    which knows nothing past its depth, as the engine's ``Skill Level`` does (each
+    swap empties the table, whose entries hold the books' scores)."""
+    from .kernel.book import OpeningBook
+    global _with_books
+    built = _built_book if _built_book is not None and _built_book.header.geometry == searcher.geometry else None
+    searcher.set_book(_opening_book if full_strength and _opening_book is not None else OpeningBook.empty())
+    searcher.set_built_book(built if full_strength else None)
+    _with_books = full_strength
 
 
 def use_book(path: str | None) -> None:
@@ -98,7 +119,7 @@ def use_book(path: str | None) -> None:
     with _lock:
         geometry = STANDARD if _shared is None else _shared.geometry
         _built_book = None if text is None else BuiltBook.load(text, geometry)
-        if _shared is not None:
+        if _shared is not None and _with_books:
             _shared.set_built_book(_built_book)
 
 
@@ -147,12 +168,14 @@ def analyse(position: Position) -> dict[int, int | None]:
     return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 
-def best_move(position: Position, time: float | None = None, depth: int | None = None) -> int:
+def best_move(position: Position, time: float | None = None, depth: int | None = None,
+              nodes: int | None = None, level: int = FULL_STRENGTH, rng: random.Random | None = None) -> int:
     """A best column (1-W) for the side to move, as the engine would play it.
 
     ``time`` limits the search to that many seconds (a number above 0;
     ``inf`` or a billion seconds or more is no limit), ``depth`` to that many
-    plies (a whole number of at least 1); with neither it searches until the result is
+    plies and ``nodes`` to about that many nodes (whole numbers of at least 1); with none it
+    searches until the result is
     proven, which on 7x6 the opening book and the exact solver make immediate in most
     positions but which can take minutes in hard middle-game ones (and far longer
     early on a bigger board, which has no book).  Where the search proves
@@ -163,16 +186,33 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
     a process also pays the searcher's start-up (see :func:`warm_up`), and a
     call made while another thread's call runs waits for it first.
 
+    ``level`` (a whole number 0-20) plays as the engine's ``Skill Level`` does:
+    20 is full strength; below it the search sees a few plies only (1 at level 0,
+    10 at 19), without the books, and the move is drawn among every column by
+    its score, from ``rng`` (a ``random.Random``; None: one of this module's), so
+    that a seeded ``rng`` repeats its choices (the limits above still apply).
+
     Raises :class:`IllegalMoveError` for what is no Position or a game that is
-    already over, and ``ValueError`` for any other time or depth."""
+    already over, and ``ValueError`` for any other time, depth, nodes, level or rng."""
+    from .search.levels import Strength
     from .search.limits import Limits
     board = _playable(position, "best_move")
     limit = None if time is None else seconds(time, "best_move: time")
     depth = None if depth is None else whole_number(depth, "best_move: depth", 1)
+    nodes = None if nodes is None else whole_number(nodes, "best_move: nodes", 1)
+    level = whole_number_from_to(level, "best_move: level", 0, FULL_STRENGTH)
+    if rng is not None and not isinstance(rng, random.Random):
+        raise ValueError(f"best_move: rng must be a random.Random, got {rng!r}")
     millis = None if limit is None else limit * 1000.0
-    limits = Limits(depth=depth, soft_ms=millis, hard_ms=millis)
+    limits = Limits(depth=depth, nodes=nodes, soft_ms=millis, hard_ms=millis)
     with _lock:
-        result = _searcher(board.geometry).search(board, limits, result_first=True)
+        searcher = _searcher(board.geometry, full_strength=level == FULL_STRENGTH)
+        if level == FULL_STRENGTH:
+            result = searcher.search(board, limits, result_first=True)
+        else:
+            strength = Strength(level)
+            result = strength.weakened(searcher.search(board, strength.cap(limits), multipv=board.geometry.width,
+                                                       solve_early=False), rng or _level_rng)
     assert result.move is not None, "a game that is not over has a move"
     return result.move + 1
 

@@ -45,6 +45,13 @@ def whole_number(value: object, name: str, least: int) -> int:
     return operator.index(value)  # type: ignore[arg-type]
 
 
+def whole_number_from_to(value: object, name: str, least: int, most: int) -> int:
+    """``value`` as an int from ``least`` to ``most``, or ValueError naming ``name`` and the value."""
+    if not is_whole_number(value) or not least <= operator.index(value) <= most:  # type: ignore[arg-type]
+        raise ValueError(f"{name} must be a whole number from {least} to {most}, got {value!r}")
+    return operator.index(value)  # type: ignore[arg-type]
+
+
 def flag(value: object, name: str) -> bool:
     """``value`` if it is True or False, else ValueError naming ``name`` and the value."""
     if not isinstance(value, bool):

@@ -65,15 +65,15 @@ def agent(observation: object, configuration: object) -> int:
     ``ValueError``) for a configuration c4engine cannot play (the message names
     the limit), a board that no game reaches or a game that is already over."""
     started = time.perf_counter()
-    act_timeout = seconds(_field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT), "ConnectX: actTimeout")
+    act_timeout = seconds(field(configuration, "actTimeout", KAGGLE_ACT_TIMEOUT), "ConnectX: actTimeout")
     geometry = geometry_of(configuration)
-    position = position_of(_field(observation, "board"), _field(observation, "mark"), geometry)
+    position = position_of(field(observation, "board"), field(observation, "mark"), geometry)
     warm_up(geometry.width, geometry.height, geometry.connect)
     limit = None if act_timeout is None else search_seconds(act_timeout, time.perf_counter() - started)
     return best_move(position, time=limit) - 1
 
 
-def _field(record: object, name: str, default: Any = None) -> Any:
+def field(record: object, name: str, default: Any = None) -> Any:
     """``record[name]`` for a mapping, ``record.name`` otherwise; ``default`` if absent."""
     value = record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
     if value is not None:
@@ -86,7 +86,7 @@ def _field(record: object, name: str, default: Any = None) -> Any:
 def geometry_of(configuration: object) -> Geometry:
     """The board ``columns``, ``rows`` and ``inarow`` describe; IllegalMoveError
     naming the limit for one c4engine cannot play."""
-    given = {name: _field(configuration, name, default) for name, default in KAGGLE_DEFAULTS.items()}
+    given = {name: field(configuration, name, default) for name, default in KAGGLE_DEFAULTS.items()}
     try:
         return board_shape(given["columns"], given["rows"], given["inarow"])
     except IllegalMoveError as err:

@@ -286,6 +286,31 @@ def test_best_move_within_a_time_or_a_depth_plays_a_legal_column_and_takes_a_win
     assert c4engine.best_move(Position.from_moves("121212"), time=0.001) == 1
 
 
+def test_best_move_at_a_node_limit_plays_a_legal_column_and_takes_a_win() -> None:
+    pos = Position.from_moves("4453")
+    assert c4engine.best_move(pos, nodes=500) in pos.legal_moves()
+    assert c4engine.best_move(Position.from_moves("121212"), nodes=1) == 1
+
+
+def test_a_level_draws_its_moves_from_its_rng() -> None:
+    """Level 0 sees one ply: its draws spread over the columns, and the same seed
+    draws the same moves; level 20 is full strength, the default."""
+    pos = Position.from_moves("4453")
+    draws = [c4engine.best_move(pos, level=0, rng=random.Random(seed)) for seed in range(40)]
+    assert len(set(draws)) >= 3 and set(draws) <= set(pos.legal_moves())
+    again = [c4engine.best_move(pos, level=0, rng=random.Random(seed)) for seed in range(40)]
+    assert again == draws
+    assert c4engine.best_move(pos, level=20) == c4engine.best_move(pos)
+
+
+def test_a_level_searches_without_the_books_and_full_strength_with_them() -> None:
+    """As the engine's Skill Level: a level knows nothing past its depth."""
+    c4engine.best_move(Position.from_moves("4453"), level=10)
+    assert not c4engine.api._shared.book.score_records
+    c4engine.best_move(Position.from_moves("4453"))
+    assert c4engine.api._shared.book.score_records
+
+
 def test_best_move_stops_at_its_time() -> None:
     """A 13-stone position from Pons' hardest set (about a second to solve), which no
     other test searches: only the time stops the search."""
@@ -321,6 +346,13 @@ def test_only_a_position_is_taken(call: Callable[[object], object]) -> None:
     ({"depth": 1.5}, "depth must be a whole number of at least 1, got 1.5"),
     ({"depth": 4.0}, "depth must be a whole number of at least 1, got 4.0"),
     ({"depth": "4"}, "depth must be a whole number of at least 1, got '4'"),
+    ({"nodes": 0}, "best_move: nodes must be a whole number of at least 1, got 0"),
+    ({"nodes": 1e6}, "nodes must be a whole number of at least 1, got 1000000.0"),
+    ({"level": -1}, "best_move: level must be a whole number from 0 to 20, got -1"),
+    ({"level": 21}, "level must be a whole number from 0 to 20, got 21"),
+    ({"level": 19.5}, "level must be a whole number from 0 to 20, got 19.5"),
+    ({"level": True}, "level must be a whole number from 0 to 20, got True"),
+    ({"rng": 7}, "best_move: rng must be a random.Random, got 7"),
 ])
 def test_best_move_refuses_other_limits_by_one_rule(limits: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError) as caught:

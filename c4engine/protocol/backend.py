@@ -8,7 +8,6 @@ thread; everything here may take its time to build.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -192,17 +191,7 @@ class Backend:
             return self.searcher.search(pos, limits, report, stop, shown, result_first=result_first)
         result = self.searcher.search(pos, strength.cap(limits), report, stop, pos.geometry.width,
                                       solve_early=False)
-        return self._weakened(result, strength)
-
-    def _weakened(self, result: Result, strength: Strength) -> Result:
-        """The result with its move chosen among every scored root move by the level;
-        the chosen line goes first, so that ``bestmove`` ponders on its reply."""
-        if result.report is None:
-            return result
-        lines = result.report.lines
-        chosen = strength.choose([line.score for line in lines], self._rng)
-        ordered = (lines[chosen],) + lines[:chosen] + lines[chosen + 1:]
-        return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
+        return strength.weakened(result, self._rng)
 
     def describe_eval(self, pos: Board) -> list[str]:
         """The evaluation's terms for each player with their weights (each player has

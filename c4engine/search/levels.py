@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 from ..rules.scores import is_proven, to_pons
 from .limits import Limits
+from .report import Result
 
 FULL_STRENGTH = 20
 TOP_TEMPERATURE = 100.0  # value units (about cp) at level 0
@@ -78,6 +79,17 @@ class Strength:
         best = max(values)
         weights = [math.exp((value - best) / self.temperature) for value in values]
         return rng.choices(range(len(scores)), weights)[0]
+
+    def weakened(self, result: Result, rng: random.Random) -> Result:
+        """``result`` (of a search of every root move, capped by :meth:`cap`) with its
+        move chosen among the scored root moves by :meth:`choose`; the chosen line
+        goes first, so that the engine's ``bestmove`` ponders on its reply."""
+        if result.report is None:
+            return result
+        lines = result.report.lines
+        chosen = self.choose([line.score for line in lines], rng)
+        ordered = (lines[chosen],) + lines[:chosen] + lines[chosen + 1:]
+        return replace(result, move=lines[chosen].pv[0], report=replace(result.report, lines=ordered))
 
 
 def move_value(score: int) -> float:
