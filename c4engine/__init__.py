@@ -11,14 +11,15 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .api import analyse, best_move, review, solve, use_book, warm_up
+from .api import SolveLimitReached, analyse, best_move, review, solve, use_book, warm_up
 from .position import IllegalMoveError, Position
 from .service.client import Remote, RemoteError, remote
 from .reviewer.verdicts import GameReview, MoveVerdict, PlayerSummary, Value
 from .version import __version__
 
 __all__ = [
-    "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Remote", "RemoteError", "Value",
+    "GameReview", "IllegalMoveError", "MoveVerdict", "PlayerSummary", "Position", "Remote", "RemoteError",
+    "SolveLimitReached", "Value",
     "__version__", "analyse", "best_move", "connectx", "engine", "remote", "review", "solve", "use_book", "warm_up",
 ]
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from .arguments import file_path, flag, seconds, whole_number, whole_number_from_to
 from .geometry import STANDARD, Geometry
 from .position import IllegalMoveError, Position, board_shape
+from .search.report import SolveLimitReached
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -153,18 +154,23 @@ def solve(position: Position, weak: bool = False) -> int:
     return score
 
 
-def analyse(position: Position) -> dict[int, int | None]:
+def analyse(position: Position, nodes: int | None = None) -> dict[int, int | None]:
     """The exact score, for the side to move, of playing each column 1-W (None for
     a full column), in Pons' convention as :func:`solve` gives it.
 
-    The best moves are the columns with the highest score.  The first call in
-    a process also pays the searcher's start-up (see :func:`warm_up`).  Raises
-    :class:`IllegalMoveError` for what is no Position or a game that is
-    already over."""
+    The best moves are the columns with the highest score.  ``nodes`` (a whole
+    number of at least 1) caps each column's solve: one that needs more raises
+    :class:`SolveLimitReached` (a ``RuntimeError``), which ``c4engine grade`` takes
+    as "too dear: unknown" (nodes give the same verdict on any machine, where a time would not).
+    The first call in a process also pays the searcher's start-up (see
+    :func:`warm_up`).  Raises :class:`IllegalMoveError` for what is no Position
+    or a game that is already over, and ``ValueError`` for any other ``nodes``."""
     from .search.searcher import NO_MOVE_SCORE
+    from .search.thread import UNLIMITED
     board = _playable(position, "analyse")
+    limit = UNLIMITED if nodes is None else whole_number(nodes, "analyse: nodes", 1)
     with _lock:
-        values, _nodes = _searcher(board.geometry).solve_moves(board)
+        values, _nodes = _searcher(board.geometry).solve_moves(board, node_limit=limit)
     return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 

@@ -42,7 +42,8 @@ class LazyGroup(click.Group):
             "serve": "c4engine.service.cli:serve_command",
             "connectx": "c4engine.kaggle.cli:connectx_command",
             "train": "c4engine.training.cli:train_command",
-            "held-out": "c4engine.training.cli:held_out_command"}
+            "held-out": "c4engine.training.cli:held_out_command",
+            "grade": "c4engine.grading.command:grade_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

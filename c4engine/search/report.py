@@ -1,4 +1,5 @@
-"""What a search hands back: a line per root move, the reports during a search, the result."""
+"""What a search hands back: a line per root move, the reports during a search, the result;
+or, for a solve past its node limit, :class:`SolveLimitReached`."""
 
 from __future__ import annotations
 
@@ -37,3 +38,8 @@ class Result:
     move: int | None
     report: Report | None = None
     nodes: int = 0
+
+
+class SolveLimitReached(RuntimeError):
+    """A solve stopped at its node limit (``Searcher.solve``'s ``node_limit``): the
+    position's score is unknown."""

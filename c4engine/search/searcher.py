@@ -62,7 +62,7 @@ from .limits import Limits
 from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, fault_in, forget_pages
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
-from .report import Report, Result
+from .report import Report, Result, SolveLimitReached
 from .thread import UNLIMITED, SearchThread, settle_move
 from .warm_up import warm_up_position
 from .weights import default_weights
@@ -362,9 +362,13 @@ class Searcher:
             if other is not thread:
                 other.mem[STOP] = 1
 
-    def solve(self, pos: Board, weak: bool = False, stop: StopSignal | None = None) -> tuple[int, int]:
+    def solve(self, pos: Board, weak: bool = False, stop: StopSignal | None = None,
+              node_limit: int = UNLIMITED) -> tuple[int, int]:
         """Pons' exact score of ``pos`` (weak: its sign only) and the nodes it took, on
         every search thread.  With a ``stop`` that fires, the score is meaningless.
+        A solve that needs more than ``node_limit`` nodes raises
+        :class:`SolveLimitReached` (a grading set's cap on what a position may cost:
+        nodes, unlike time, give the same verdict on any machine).
 
         One thread and no stop take a short path: ``c4engine solve`` calls this for
         positions solved in a few microseconds, where Python's overhead counts."""
@@ -372,16 +376,21 @@ class Searcher:
         solver = self.kernel.solve
         if stop is None and not self._helpers:
             main = self.threads[0]
-            self.kernel.layout.begin_search(main.mem, UNLIMITED)
+            self.kernel.layout.begin_search(main.mem, node_limit)
             score = solver.solve(*self.kernel.bits(pos.current, pos.mask), pos.stones, weak, main.mem)
+            if node_limit < UNLIMITED and main.aborted():
+                raise SolveLimitReached(f"the solve needs more than {node_limit} nodes")
             return int(score), int(main.mem[NODES])
         self._attach(stop or StopSignal())
         try:
-            if self._helpers and not weak and pos.stones < solver.WEAK_FIRST_STONES and not pos.can_win_now():
+            if (self._helpers and node_limit >= UNLIMITED and not weak
+                    and pos.stones < solver.WEAK_FIRST_STONES and not pos.can_win_now()):
                 return self._solve_shared(pos)
-            race = self.race(lambda thread: thread.solve(pos, weak), UNLIMITED)
+            race = self.race(lambda thread: thread.solve(pos, weak), node_limit)
         finally:
             self._attach(StopSignal())
+        if not race.finished and node_limit < UNLIMITED and stop is None:
+            raise SolveLimitReached(f"the solve needs more than {node_limit} nodes")
         return race.value, race.nodes
 
     def _solve_shared(self, pos: Board, yielding: bool = True) -> tuple[int, int]:
@@ -411,10 +420,12 @@ class Searcher:
                 nodes = probes.nodes + sum(thread.nodes() for thread in probes.probing)
         return sorted({int(thread.mem[PROBE]) for thread in self.threads}), nodes
 
-    def solve_moves(self, pos: Board, weak: bool = False) -> tuple[list[int], int]:
+    def solve_moves(self, pos: Board, weak: bool = False,
+                    node_limit: int = UNLIMITED) -> tuple[list[int], int]:
         """The exact score, for the mover, of playing each column (weak: its sign), with
         :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
-        the nodes it took.  The table is kept from one column to the next."""
+        the nodes it took.  The table is kept from one column to the next.
+        :class:`SolveLimitReached` if a column needs more than ``node_limit`` nodes."""
         self._check_board(pos)
         values, nodes = [], 0
         for col in range(self.geometry.width):
@@ -423,7 +434,7 @@ class Searcher:
                 continue
             settled, child = settle_move(pos, col)
             if settled is None:
-                score, child_nodes = self.solve(child, weak)
+                score, child_nodes = self.solve(child, weak, node_limit=node_limit)
                 settled, nodes = -score, nodes + child_nodes
             values.append((settled > 0) - (settled < 0) if weak else settled)
         return values, nodes
