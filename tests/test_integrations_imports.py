@@ -23,7 +23,7 @@ def test_the_package_and_the_library_free_adapters_import_no_library() -> None:
 
 
 def test_a_missing_library_names_its_extra() -> None:
-    for module, library, extra in (("openspiel", "pyspiel", "openspiel"),):
+    for module, library, extra in (("openspiel", "pyspiel", "openspiel"), ("gymnasium", "gymnasium", "gymnasium")):
         out = run(f"import sys; sys.modules[{library!r}] = None; import c4engine.integrations.{module}")
         assert out.returncode != 0
         assert f"needs {library}: pip install 'c4engine[{extra}]'" in out.stderr, out.stderr
