@@ -275,3 +275,26 @@ def test_analyse_with_a_node_cap_refuses_what_needs_more_and_spoils_nothing() ->
     expected = bitbully.BitBully().score_all_moves(bitbully.Board([int(c) - 1 for c in moves + "5656"]))
     scores = c4engine.analyse(Position.from_moves(moves + "5656"), nodes=10**9)
     assert scores == {col + 1: score for col, score in expected.items()}
+
+
+def test_a_pettingzoo_policy_sees_connect_four_v3_s_planes_and_mask(small_set: GradeSet) -> None:
+    few = replace(small_set, positions=small_set.positions[:6])
+    policy = PythonAgent(f"{AGENTS}:first_free", "pettingzoo")
+    first = python_agent("prints")  # the first legal column, from the Position
+    try:
+        assert [g.played for g in grade_sets(policy, [few])] == [g.played for g in grade_sets(first, [few])]
+    finally:
+        policy.close()
+        first.close()
+
+
+def test_openspiel_s_mcts_takes_a_win_at_once(small_set: GradeSet) -> None:
+    from c4engine.rules.scores import win_now
+    wins = replace(small_set, positions=tuple(p for p in small_set.positions
+                                              if p.best == win_now(p.stones, STANDARD.cells))[:4])
+    assert wins.positions
+    agent = PythonAgent("mcts:50", "openspiel")
+    try:
+        assert all(g.perfect for g in grade_sets(agent, [wins]))
+    finally:
+        agent.close()

@@ -35,7 +35,7 @@ from ..rules.variants import built_in
 
 DEFAULT_MOVE_SECONDS = 10.0
 LOAD_SECONDS = 120.0  # importing an agent (Kaggle's environments take seconds)
-SHAPES = ("kaggle", "position")
+SHAPES = ("kaggle", "position", "pettingzoo", "openspiel")
 
 
 class AgentFailure(Exception):
@@ -127,7 +127,7 @@ class PythonAgent:
             raise AgentFailure(str(err)) from None
         if "error" in reply:
             raise AgentFailure(str(reply["error"]))
-        return legal(board, int(reply["move"]), reply["move"] + (0 if self.shape == "kaggle" else 1))
+        return legal(board, int(reply["move"]), reply["move"] + (1 if self.shape == "position" else 0))
 
     def _reply(self, seconds: float) -> dict[str, object]:
         """The child's next line, within ``seconds``; AgentFailure if it hangs or dies."""

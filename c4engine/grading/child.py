@@ -11,7 +11,15 @@ cannot take the grader down.
 
 Shapes: ``kaggle`` calls ``agent(observation, configuration)`` as Kaggle's
 ConnectX does and takes its 0-based column; ``position`` calls
-``agent(position)`` with a :class:`c4engine.Position` and takes its column 1-W.
+``agent(position)`` with a :class:`c4engine.Position` and takes its column 1-W;
+``pettingzoo`` calls ``policy(observation, action_mask)`` with
+``connect_four_v3``'s planes (:mod:`c4engine.integrations.planes` draws them) and
+takes its 0-based column; ``openspiel`` calls ``factory(game)`` once per board for
+a ``pyspiel.Bot`` (``mcts:N``: OpenSpiel's ``MCTSBot`` with N simulations, as its
+``mcts.py`` example sets it up: UCT constant 2, one random rollout, solving
+on, its random state seeded with N: the same set in the same order gets the
+same moves) and takes ``bot.step(state)``, the state reached by
+the position's moves.
 """
 
 from __future__ import annotations
@@ -74,16 +82,66 @@ def kaggle_arguments(moves: list[int], width: int, height: int, connect: int) ->
     return observation, configuration
 
 
+def pettingzoo_arguments(moves: list[int], width: int, height: int, connect: int) -> tuple[Any, Any]:
+    """``connect_four_v3``'s observation planes and action mask for the player to move."""
+    import numpy as np
+
+    from ..integrations.planes import action_mask_of, planes_of
+    observation, _ = kaggle_arguments(moves, width, height, connect)
+    cells = np.array(observation.board, dtype=np.int8).reshape(height, width)
+    return planes_of(cells, observation.mark), action_mask_of(cells)
+
+
+class OpenSpielPlayer:
+    """A ``pyspiel.Bot`` from ``factory(game)``, made once per board; its move in the
+    state the position's moves reach."""
+
+    def __init__(self, factory: Callable[..., Any]) -> None:
+        self.factory, self.bots, self.games = factory, {}, {}  # type: ignore[var-annotated]
+
+    def __call__(self, moves: list[int], width: int, height: int, connect: int) -> int:
+        import pyspiel
+
+        from ..integrations.openspiel import geometry_of
+        board = (width, height, connect)
+        if board not in self.bots:
+            game = pyspiel.load_game("connect_four", {"columns": width, "rows": height, "x_in_row": connect})
+            geometry_of(game)  # the adapters' check that c4engine plays it
+            self.games[board], self.bots[board] = game, self.factory(game)
+        state = self.games[board].new_initial_state()
+        for col in moves:
+            state.apply_action(col)
+        return int(self.bots[board].step(state))
+
+
+def mcts_factory(simulations: int) -> Callable[[Any], Any]:
+    """OpenSpiel's ``MCTSBot`` with ``simulations`` a move, as its ``mcts.py`` example
+    makes it (UCT constant 2, one random rollout, solving on)."""
+    import numpy as np
+    from open_spiel.python.algorithms import mcts
+
+    def factory(game: Any) -> Any:
+        rng = np.random.RandomState(simulations)
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
+        return mcts.MCTSBot(game, uct_c=2, max_simulations=simulations, evaluator=evaluator, solve=True,
+                            random_state=rng)
+    return factory
+
+
 def answer(agent: Callable[..., Any], shape: str, request: dict[str, Any]) -> dict[str, Any]:
     """The agent's column for ``request`` as 0-based ``move``, or the ``error`` it made."""
-    moves, width = request["moves"], request["width"]
+    moves, width, height, connect = request["moves"], request["width"], request["height"], request["connect"]
+    offset = 0
     try:
         if shape == "kaggle":
-            result = agent(*kaggle_arguments(moves, width, request["height"], request["connect"]))
-            offset = 0
+            result = agent(*kaggle_arguments(moves, width, height, connect))
+        elif shape == "pettingzoo":
+            result = agent(*pettingzoo_arguments(moves, width, height, connect))
+        elif shape == "openspiel":
+            result = agent(moves, width, height, connect)
         else:
             from ..position import Position
-            result = agent(Position.from_moves([c + 1 for c in moves], width, request["height"], request["connect"]))
+            result = agent(Position.from_moves([c + 1 for c in moves], width, height, connect))
             offset = 1
     except Exception as err:  # the agent's own failure, reported, never fatal here
         return {"error": f"raised {type(err).__name__}: {str(err)[:200]}"}
@@ -95,9 +153,19 @@ def answer(agent: Callable[..., Any], shape: str, request: dict[str, Any]) -> di
         return {"error": f"returned {str(result)[:40]!r} ({type(result).__name__}), not a whole number"}
 
 
+def agent_of(spec: str, shape: str) -> Callable[..., Any]:
+    """What :func:`answer` calls for the agent ``spec`` names in ``shape``."""
+    if shape != "openspiel":
+        return load(spec)
+    kind, _, count = spec.partition(":")
+    if kind == "mcts" and count.isdigit():
+        return OpenSpielPlayer(mcts_factory(int(count)))
+    return OpenSpielPlayer(load(spec))
+
+
 def serve(spec: str, shape: str, replies: TextIO) -> None:
     try:
-        agent = load(spec)
+        agent = agent_of(spec, shape)
     except Exception as err:  # an agent that cannot be imported: the grader stops with this
         replies.write(json.dumps({"error": f"cannot load {spec}: {type(err).__name__}: {err}"}) + "\n")
         replies.flush()

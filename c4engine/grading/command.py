@@ -78,15 +78,20 @@ def _option_pairs(values: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _agent(python: str | None, shape: str, engine: str | None, options: Sequence[str], random_seed: int | None,
-           movetime: int | None, depth: int | None, nodes: int | None, move_seconds: float,
-           geometry: Geometry) -> Agent:
-    given = [kind for kind, value in (("--python", python), ("--engine", engine), ("--random", random_seed))
-             if value is not None]
+def _agent(python: str | None, shape: str, openspiel: str | None, pettingzoo: str | None, engine: str | None,
+           options: Sequence[str], random_seed: int | None, movetime: int | None, depth: int | None,
+           nodes: int | None, move_seconds: float, geometry: Geometry) -> Agent:
+    given = [kind for kind, value in (("--python", python), ("--openspiel", openspiel), ("--pettingzoo", pettingzoo),
+                                      ("--engine", engine), ("--random", random_seed)) if value is not None]
     if len(given) != 1:
-        raise click.UsageError("give one agent: --python, --engine, --random (or --games FILE)")
+        raise click.UsageError("give one agent: --python, --openspiel, --pettingzoo, --engine or --random "
+                               "(or --games FILE)")
     if python is not None:
         return PythonAgent(python, shape, move_seconds)
+    if openspiel is not None:
+        return PythonAgent(openspiel, "openspiel", move_seconds)
+    if pettingzoo is not None:
+        return PythonAgent(pettingzoo, "pettingzoo", move_seconds)
     if engine is not None:
         if not (movetime or depth or nodes):
             movetime = 100
@@ -101,9 +106,13 @@ def _agent(python: str | None, shape: str, engine: str | None, options: Sequence
 @click.option("--board", "board", default=None, metavar="WxH[kK]",
               help="Refuse sets of any other board [default: the sets' own].")
 @click.option("--python", metavar="MODULE:FUNCTION", help="A Python agent (or file.py:function), run in a child process.")
-@click.option("--shape", type=click.Choice(SHAPES), default="kaggle", show_default=True,
+@click.option("--shape", type=click.Choice(SHAPES[:2]), default="kaggle", show_default=True,
               help="How --python is called: agent(observation, configuration) -> 0-based column (Kaggle), "
                    "or agent(position) -> column 1-W.")
+@click.option("--openspiel", metavar="mcts:N|MODULE:FACTORY",
+              help="An OpenSpiel bot: OpenSpiel's MCTSBot with N simulations, or FACTORY(game) -> pyspiel.Bot.")
+@click.option("--pettingzoo", metavar="MODULE:POLICY",
+              help="A PettingZoo connect_four_v3 policy: POLICY(observation, action_mask) -> 0-based column.")
 @click.option("--engine", metavar="CMD", help="An engine command line speaking the protocol, as match --engine.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="setoption for --engine (repeatable).")
 @click.option("--movetime", type=click.IntRange(1, 3_600_000), metavar="MS",
@@ -122,7 +131,8 @@ def _agent(python: str | None, shape: str, engine: str | None, options: Sequence
 @click.option("--json", "as_json", is_flag=True, help="Write the grades as JSON on standard output.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a report (one offline HTML file, with plots) here.")
-def run_command(sets: tuple[str, ...], board: str | None, python: str | None, shape: str, engine: str | None,
+def run_command(sets: tuple[str, ...], board: str | None, python: str | None, shape: str, openspiel: str | None,
+                pettingzoo: str | None, engine: str | None,
                 options: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
                 random_seed: int | None, games_path: object, player: str | None, move_seconds: float,
                 node_limit: int, agent_name: str | None, as_json: bool, html_path: Path | None) -> None:
@@ -154,7 +164,8 @@ def run_command(sets: tuple[str, ...], board: str | None, python: str | None, sh
             raise click.UsageError("give the SETS to grade on (c4engine grade build makes one)")
         loaded = _load_sets(sets, geometry)
         board_of = loaded[0].geometry
-        agent = _agent(python, shape, engine, options, random_seed, movetime, depth, nodes, move_seconds, board_of)
+        agent = _agent(python, shape, openspiel, pettingzoo, engine, options, random_seed, movetime, depth, nodes,
+                       move_seconds, board_of)
         try:
             grades = grade_sets(agent, loaded, progress)
         except AgentUnusable as err:

@@ -71,3 +71,8 @@ def crashes(position: Position) -> int:
 def prints(position: Position) -> int:
     print("chatter on standard output")
     return _first(position)
+
+
+def first_free(observation: object, action_mask: object) -> int:
+    """A PettingZoo policy: the first column its mask allows."""
+    return list(action_mask).index(1)  # type: ignore[call-overload]
