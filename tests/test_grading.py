@@ -237,7 +237,7 @@ def test_build_then_run_as_json(tmp_path: Path) -> None:
     assert built.exit_code == 0, built.output
     result = CliRunner().invoke(grade_command, ["run", str(path), "--random", "2", "--json"])
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output[result.output.index("{"):])
+    document = json.loads(result.stdout)
     assert document["all"]["positions"] == 12 and document["board"] == "7x6"
     assert set(document["by_set"]) == {f"tiny.set/L{c}" for c in
                                        ("1_R1", "1_R2", "1_R3", "2_R1", "2_R2", "3_R1")}
@@ -250,7 +250,7 @@ def test_games_are_graded_move_by_move(tmp_path: Path) -> None:
     games.write_text("4455443\n")  # the first player wins in column 4's
     result = CliRunner().invoke(grade_command, ["run", "--games", str(games), "--json"])
     assert result.exit_code == 0, result.output
-    document = json.loads(result.output[result.output.index("{"):])
+    document = json.loads(result.stdout)
     assert document["all"]["positions"] == 7
     last = document["positions"][-1]
     assert last["moves"] == "445544" and last["played"] == 3 and last["perfect"]

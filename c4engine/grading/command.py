@@ -14,9 +14,12 @@ from ..cli import board_option
 from ..engine.limits import Limit
 from ..geometry import Geometry
 from ..referee.cli import known_variants
+from ..referee.cluster import check_address, run_cluster_match
+from ..referee.config import EngineSpec, MatchConfig
 from ..reviewer.games import GameInput, InputProblem, read_input, read_limited
 from .agents import SHAPES, Agent, AgentUnusable, EngineAgent, PythonAgent, RandomAgent
 from .build import DEFAULT_NODE_LIMIT, build_set, exact_scores
+from .ladder import ELO_OF_LEVEL, LADDER_LEVELS
 from .report import Grading, json_document, set_names, table_lines
 from .runner import GAMES_SET, grade_games, grade_sets
 from .sets import GradeSet, SetFileError, read_set, write_set
@@ -210,3 +213,85 @@ def _write(grading: Grading, as_json: bool, html_path: Path | None) -> None:
     else:
         for line in table_lines(grading):
             click.echo(line)
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(word) for word in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{text}: expected levels like 0,5,10", param_hint="--levels") from None
+    unknown = [level for level in levels if level not in LADDER_LEVELS]
+    if unknown:
+        raise click.BadParameter(f"level {unknown[0]}: the scale is measured at levels "
+                                 f"{', '.join(map(str, LADDER_LEVELS))}", param_hint="--levels")
+    return levels
+
+
+@grade_command.command("ladder")
+@click.option("--python", metavar="MODULE:FUNCTION", help="A Python agent, played through a protocol shim.")
+@click.option("--shape", type=click.Choice(SHAPES[:2]), default="kaggle", show_default=True,
+              help="How --python is called (as for grade run).")
+@click.option("--openspiel", metavar="mcts:N|MODULE:FACTORY", help="An OpenSpiel bot (as for grade run).")
+@click.option("--pettingzoo", metavar="MODULE:POLICY", help="A PettingZoo policy (as for grade run).")
+@click.option("--engine", metavar="CMD", help="An engine command line speaking the protocol.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="setoption for --engine (repeatable).")
+@click.option("--levels", default=",".join(map(str, LADDER_LEVELS)), show_default=True,
+              help="The levels to play, of those the scale is measured at.")
+@click.option("--games", type=click.IntRange(2, 100_000), default=10, show_default=True,
+              help="Games against each level (openings played with both colours).")
+@click.option("--movetime", type=click.IntRange(1, 3_600_000), default=100, show_default=True, metavar="MS",
+              help="Time a move, for both sides (the scale was measured at 50 ms).")
+@click.option("--timemargin", type=click.IntRange(0, 3_600_000), default=2000, show_default=True, metavar="MS",
+              help="Lateness tolerated before a move loses on time: an agent that does not watch the "
+                   "clock gets Kaggle's 2 s.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the openings' order.")
+@click.option("--sprt", metavar="'elo0=0 elo1=10 alpha=0.05 beta=0.05'",
+              help="Stop a level's match when the SPRT decides (as match --sprt).")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Games played at once.")
+@click.option("--cluster", metavar="ADDRESS", callback=check_address,
+              help="Play the matches on a Ray cluster (as match --cluster).")
+@click.option("--json", "as_json", is_flag=True, help="Write the results as JSON.")
+def ladder_command(python: str | None, shape: str, openspiel: str | None, pettingzoo: str | None,
+                   engine: str | None, options: tuple[str, ...], levels: str, games: int, movetime: int,
+                   timemargin: int, seed: int, sprt: str | None, concurrency: int, cluster: str | None,
+                   as_json: bool) -> None:
+    """Place an agent on c4engine's UCI_Elo scale (a random mover is 0): short matches
+    against the engine's levels through the referee, and the Elo that fits all
+    the results, with its 95% interval.  On 7x6, where the scale is measured."""
+    from ..engine.process import EngineError
+    from ..referee.cli import default_engine_command, parse_sprt
+    from ..referee.workers import run_match
+    from .ladder import LadderSettings, climb, place, shim_command
+    kinds = [(flag, value) for flag, value in (("python", python), ("openspiel", openspiel),
+                                               ("pettingzoo", pettingzoo), ("engine", engine)) if value is not None]
+    if len(kinds) != 1:
+        raise click.UsageError("give one agent: --python, --openspiel, --pettingzoo or --engine")
+    kind, spec = kinds[0]
+    shapes = {"python": shape, "openspiel": "openspiel", "pettingzoo": "pettingzoo"}
+    agent = EngineSpec(spec, spec, tuple(_option_pairs(options))) if kind == "engine" \
+        else EngineSpec(shim_command(shapes[kind], spec), spec)
+
+    def run(config: MatchConfig) -> tuple[int, int, int]:
+        def progress(line: str) -> None:
+            click.echo(line, err=True)
+        report = run_cluster_match(config, progress, address=cluster, concurrency=concurrency) if cluster \
+            else run_match(config, progress)
+        return report.tally.wdl()
+
+    try:
+        settings = LadderSettings(games, movetime, timemargin, seed, parse_sprt(sprt) if sprt else None, concurrency)
+        rungs = climb(agent, default_engine_command(), _levels(levels), settings, run)
+    except EngineError as err:
+        raise click.ClickException(str(err)) from None
+    placement = place(rungs)
+    if as_json:
+        click.echo(json.dumps({"agent": spec, "elo": placement.elo, "low": placement.low, "high": placement.high,
+                               "bound": placement.bound or None,
+                               "levels": [{"level": r.level, "elo": ELO_OF_LEVEL[r.level], "wins": r.wins,
+                                           "draws": r.draws, "losses": r.losses} for r in rungs]}, indent=1))
+        return
+    click.echo(f"{'level':>5} {'its Elo':>7} {'agent W-D-L':>12}")
+    for r in rungs:
+        click.echo(f"{r.level:>5} {ELO_OF_LEVEL[r.level]:>7} {f'{r.wins}-{r.draws}-{r.losses}':>12}")
+    click.echo(f"Elo of {spec} on c4engine's UCI_Elo scale: {placement} (95%)")
