@@ -298,3 +298,15 @@ def test_openspiel_s_mcts_takes_a_win_at_once(small_set: GradeSet) -> None:
         assert all(g.perfect for g in grade_sets(agent, [wins]))
     finally:
         agent.close()
+
+
+def test_pons_files_are_imported_once_into_a_set_that_keeps_their_classes(small_set: GradeSet,
+                                                                          tmp_path: Path) -> None:
+    late = [p for p in small_set.positions if p.label == "L3_R1"]
+    pons = tmp_path / "Test_L3_R1"  # Pons' form: the moves and the position's score
+    pons.write_text("".join(f"{p.moves} {p.best}\n" for p in late))
+    result = CliRunner().invoke(grade_command, ["import", str(tmp_path / "pons.set"), str(pons)])
+    assert result.exit_code == 0, result.output
+    imported = read_set(tmp_path / "pons.set")
+    assert [(p.moves, p.scores, p.label, p.kind) for p in imported.positions] == \
+        [(p.moves, p.scores, "L3_R1", "pons") for p in late]

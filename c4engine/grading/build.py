@@ -15,7 +15,10 @@ the same on every platform and Python version), so that a seed makes the same se
   c4engine's solver (with the opening book on 7x6), each column's solve capped
   at ``node_limit`` nodes: a position past the cap is *unknown* (``L1_R?``),
   never guessed, and each band keeps at most ``per_class`` of those;
-- a position joins its class while the class has fewer than ``per_class``.
+- a position joins its class while the class has fewer than ``per_class``;
+- a band is drawn no more once its classes are full, or once it has given
+  ``per_class`` unknown positions: its positions are then out of reach, and
+  its classes are left short rather than filled at any cost.
 
 Nodes, not seconds, cap a solve: the same seed then gives the same set on a
 slower machine.
@@ -108,7 +111,8 @@ def build_set(geometry: Geometry, seed: int, per_class: int, node_limit: int = D
     began, solved, attempts = time.perf_counter(), 0, 0
     goal = per_class * len(CLASSES)
     while attempts < ATTEMPTS_PER_POSITION * goal:
-        open_bands = [b for b in (1, 2, 3) if any(len(kept[c]) < wanted[c] for c in CLASSES if c[1] == str(b))]
+        open_bands = [b for b in (1, 2, 3)
+                      if _any_known_open(b, kept, wanted) and len(kept[f"L{b}_R?"]) < wanted[f"L{b}_R?"]]
         if not open_bands:
             break
         level = open_bands[attempts % len(open_bands)]
@@ -117,8 +121,7 @@ def build_set(geometry: Geometry, seed: int, per_class: int, node_limit: int = D
         low, high = _stones_in_band(level, geometry)
         board = play_to(geometry, rng.randint(low, high), kind, rng)
         moves = None if board is None else "".join(str(col + 1) for col in board.history)
-        if board is None or moves in seen or len(kept[f"L{level}_R?"]) >= wanted[f"L{level}_R?"] \
-                and not _any_known_open(level, kept, wanted):
+        if board is None or moves in seen:
             continue
         seen.add(moves)
         scores = exact_scores(board, node_limit)

@@ -50,9 +50,28 @@ def build_command(output: Path, geometry: Geometry, seed: int, per_class: int, n
                                   lambda done, _total: bar.advance(done - bar.done))
     bar.close()
     write_set(output, grade_set)
-    unknown = sum(not p.known for p in grade_set.positions)
-    click.echo(f"{output}: {len(grade_set.positions)} positions ({unknown} unknown) on {geometry}, "
-               f"{report.solved} solved in {report.seconds:.1f} s", err=True)
+    click.echo(f"{output}: {_counts(grade_set)} on {geometry}; {report.solved} positions solved "
+               f"in {report.seconds:.1f} s", err=True)
+
+
+def _counts(grade_set: GradeSet) -> str:
+    """``600 positions (L1_R1 100, ..., L1_R? 3)``: the positions of each class."""
+    labels = [p.label for p in grade_set.positions]
+    each = ", ".join(f"{label} {labels.count(label)}" for label in sorted(set(labels)))
+    return f"{len(labels)} positions ({each})"
+
+
+@grade_command.command("import")
+@click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("pons_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def import_command(output: Path, pons_files: tuple[str, ...]) -> None:
+    """Store Pons' test files (Test_L1_R1 ...) as one set in OUTPUT, every column
+    solved once (on 7x6 with the book), so that later gradings reuse the scores."""
+    sets = _load_sets(pons_files, None)
+    merged = GradeSet(output.name, sets[0].geometry, tuple(p for s in sets for p in s.positions),
+                      {"source": "pons " + " ".join(Path(f).name for f in pons_files)})
+    write_set(output, merged)
+    click.echo(f"{output}: {_counts(merged)}", err=True)
 
 
 def _load_sets(paths: Sequence[str], geometry: Geometry | None) -> list[GradeSet]:
