@@ -92,9 +92,11 @@ class C4Bot(_StatelessBot):
     ``seed`` seeds its random draws (see
     :class:`c4engine.integrations.player.EnginePlayer`).
 
-    ``step_with_policy`` gives, when playing perfectly, the uniform distribution
-    over the columns with the best exact score (and draws its action from it);
-    under a level or a limit all the weight is on the move played.  Raises
+    ``step_with_policy`` gives a probability for every legal action, as
+    OpenSpiel's ``MCTSBot`` does: when playing perfectly, the uniform
+    distribution over the columns with the best exact score (0 elsewhere; the
+    action is drawn from it); under a level or a limit all the weight is on the
+    move played.  Raises
     :class:`UnsupportedGameError` for a game c4engine does not play, ``ValueError``
     for a setting out of range, and :class:`c4engine.IllegalMoveError` when asked to
     move in a finished game."""
@@ -112,7 +114,7 @@ class C4Bot(_StatelessBot):
 
     def step_with_policy(self, state: Any) -> tuple[list[tuple[int, float]], int]:
         policy, action = self.player.act_with_policy(position_of_state(state, self.geometry))
-        return sorted(policy.items()), action
+        return [(legal, policy.get(legal, 0.0)) for legal in state.legal_actions()], action
 
 
 class PolicyBot(_StatelessBot):
