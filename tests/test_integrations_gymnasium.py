@@ -32,7 +32,7 @@ def check_state(observation: np.ndarray, info: dict[str, Any], env: ConnectFourE
     cells, _mark = cells_of(observation, mark)
     assert (cells == env._cells).all()
     if terminated:
-        assert not info["action_mask"].any()
+        assert not info["action_mask"].any() and not env.action_masks().any()
         return
     position = position_of_cells(cells, mark)  # raises for a board no game reaches, or a finished one
     assert position.side_to_move == mark

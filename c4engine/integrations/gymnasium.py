@@ -42,9 +42,10 @@ class ConnectFourEnv(gymnasium.Env):
 
     Observations are ``connect_four_v3``'s, for any size: ``height x width x 2``
     int8, plane 0 the agent's stones, plane 1 the opponent's, row 0 the top
-    row.  ``info["action_mask"]`` (int8, 1 for each column with room) and
-    :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) give the legal
-    actions; ``info["agent_first"]`` says who started.
+    row.  ``info["action_mask"]`` (int8, 1 for each column with room, all 0 once
+    the episode is over) and :meth:`action_masks` (the same as bools, for
+    sb3-contrib's ``MaskablePPO``) give the legal actions; ``info["agent_first"]``
+    says who started.
 
     Rewards: +1 when the agent wins, -1 when the opponent does, 0 for a draw
     and for every move before the end.  An illegal action (a full column) ends
@@ -118,8 +119,9 @@ class ConnectFourEnv(gymnasium.Env):
         return self._observation(), reward, self._over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions as sb3-contrib's ``MaskablePPO`` asks for them: one bool per column."""
-        return action_mask_of(self._cells).astype(bool)
+        """The legal actions as sb3-contrib's ``MaskablePPO`` asks for them: one bool per
+        column, all False once the episode is over."""
+        return self._mask().astype(bool)
 
     def render(self) -> str | None:
         """The board as text (``X`` the first player, ``O`` the second) in ``ansi`` mode."""
@@ -144,9 +146,12 @@ class ConnectFourEnv(gymnasium.Env):
     def _observation(self) -> np.ndarray:
         return planes_of(self._cells, self._agent_mark)
 
+    def _mask(self) -> np.ndarray:
+        """The legal columns as int8: none once the episode is over."""
+        return np.zeros(self.geometry.width, dtype=np.int8) if self._over else action_mask_of(self._cells)
+
     def _info(self, illegal_action: bool = False) -> dict[str, Any]:
-        mask = action_mask_of(self._cells) if not self._over else np.zeros(self.geometry.width, dtype=np.int8)
-        return {"action_mask": mask, "agent_first": self._agent_mark == 1, "illegal_action": illegal_action}
+        return {"action_mask": self._mask(), "agent_first": self._agent_mark == 1, "illegal_action": illegal_action}
 
 
 if ENV_ID not in gymnasium.registry:
