@@ -45,7 +45,7 @@ def _as_illegal_move() -> Iterator[None]:
 def board_shape(width: object, height: object, connect: object) -> Geometry:
     """The board ``width`` x ``height``, ``connect`` in a row, or IllegalMoveError naming
     the value or the limit it breaks (:class:`c4engine.geometry.Geometry` has the limits:
-    width x (height + 1) at most 64, row length 3 to the longer side, and at most 26
+    width x (height + 1) at most 128, row length 3 to the longer side, and at most 26
     columns, one FEN file letter each)."""
     for name, value in (("width", width), ("height", height), ("connect", connect)):
         if not is_whole_number(value):
@@ -88,8 +88,8 @@ class Position:
     def __init__(self, width: int = STANDARD.width, height: int = STANDARD.height,
                  connect: int = STANDARD.connect) -> None:
         """The empty board of that shape, the first player to move.  Refused with
-        :class:`IllegalMoveError` naming the limit: a board whose bitboard passes 64
-        bits (width x (height + 1) > 64), more than 26 columns, or a row length
+        :class:`IllegalMoveError` naming the limit: a board whose bitboard passes 128
+        bits (width x (height + 1) > 128), more than 26 columns, or a row length
         outside 3 to the longer side."""
         self._board = board.Board(geometry=board_shape(width, height, connect))
         self._start_fen: str | None = None
