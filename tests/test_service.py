@@ -29,11 +29,14 @@ from service_process import ServiceProcess, wait_until  # noqa: E402
 
 from c4engine.geometry import STANDARD, Geometry  # noqa: E402
 from c4engine.rules.board import Board  # noqa: E402
+from c4engine.rules.notation import parse_digits  # noqa: E402
+from c4engine.service.answer import Analysis, Bounds  # noqa: E402
 from c4engine.service.cache import AnswerCache, prepare_cache  # noqa: E402
 from c4engine.service.cli import is_loopback  # noqa: E402
 
 SEED = 30
-EXTRA_BOARDS = "8x7,6x7"
+EXTRA_BOARDS = "8x7,6x7,8x8"
+WIDE = Geometry.parse("8x8")  # 72 bits: the key of a position with stones in both edge columns passes 64
 SLOW_6X7 = "334"  # about a second to solve every column on 6x7, no book there
 
 
@@ -44,6 +47,20 @@ def random_board(rng: random.Random, geometry: Geometry, low: int, high: int) ->
         while board.stones < stones and not board.is_over():
             board = board.play(rng.choice(board.legal_moves()))
         if not board.is_over():
+            return board
+
+
+def image(board: Board) -> Board:
+    """``board`` reflected left to right."""
+    return Board(geometry=board.geometry).play_all([board.geometry.width - 1 - col for col in board.history])
+
+
+def edge_board(rng: random.Random, geometry: Geometry, low: int, high: int) -> Board:
+    """:func:`random_board` whose cache key (the smaller of its key and its mirror
+    image's) passes 64 bits: stones in both edge columns, on a board of more."""
+    while True:
+        board = random_board(rng, geometry, low, high)
+        if min(board.key, image(board).key) >= 1 << 64:
             return board
 
 
@@ -194,6 +211,71 @@ def test_the_cache_is_kept_across_a_restart_mirror_images_included(tmp_path: Pat
     assert pons["score"] == [by_column[8 - col] for col in range(1, 8)]
 
 
+def test_keys_past_64_bits_are_kept_whole(tmp_path: Path) -> None:
+    """Issue 47: the key of a 72-128-bit position overflowed SQLite's INTEGER (every
+    lookup of one failed).  On 8x8, 16x7 and 26x3, positions with stones in both
+    edge columns are kept, found again, mirror images included, after a reopen,
+    under keys that are BLOBs, beside the narrower boards' integers."""
+    rng = random.Random(SEED + 47)
+    boards = [edge_board(rng, Geometry.parse(name), 2, 30) for name in ("8x8", "16x7", "26x3") for _ in range(20)]
+    boards += [random_board(rng, STANDARD, 2, 20) for _ in range(20)]
+    answers = {board: tuple(None if not board.can_play(col) else Bounds.exact((col + index) % 7 - 3)
+                            for col in range(board.geometry.width)) for index, board in enumerate(boards)}
+    path = tmp_path / "cache.sqlite"
+    cache = AnswerCache(path, 1 << 20)
+    for board, columns in answers.items():
+        assert cache.get(board) is None
+        cache.put(Analysis(board, columns, "search"))
+    cache.close()
+    assert cache.failed == 0 and cache.written == len(boards)
+    again = AnswerCache(path, 1 << 20)
+    for board, columns in answers.items():
+        found, mirrored = again.get(board), again.get(image(board))
+        assert found is not None and found.columns == columns and found.source == "cache"
+        assert mirrored is not None and mirrored.columns == columns[::-1]
+    again.close()
+    with sqlite3.connect(path) as connection:
+        kinds = dict(connection.execute("SELECT typeof(key), COUNT(*) FROM answers GROUP BY typeof(key)"))
+    assert kinds == {"blob": 60, "integer": 20}
+
+
+def test_a_cache_file_written_before_wide_boards_still_opens(tmp_path: Path) -> None:
+    """A file as the service wrote it until issue 47 (the same table: a key of at most
+    64 bits is still stored as it was, signed): its rows are answered from."""
+    path = tmp_path / "cache.sqlite"
+    board, signed = parse_digits("4455163"), parse_digits("11818888118181", Geometry.parse("8x7"))
+    assert min(signed.key, image(signed).key) >= 1 << 63  # stored negative
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE answers (seq INTEGER PRIMARY KEY, board TEXT NOT NULL, "
+                           "key INTEGER NOT NULL, scores BLOB NOT NULL, UNIQUE (board, key))")
+        for shown, scores in ((board, bytes([1, 2, 3, 4, 5, 6, 7])), (signed, bytes([250, 1, 2, 3, 4, 5, 6, 100]))):
+            key = min(shown.key, image(shown).key)
+            connection.execute("INSERT INTO answers (board, key, scores) VALUES (?, ?, ?)",
+                               (shown.geometry.name, key - (1 << 64) if key >= 1 << 63 else key, scores))
+    cache = AnswerCache(path, 1 << 20)
+    found, wide = cache.get(board), cache.get(signed)
+    cache.close()
+    assert found is not None and [bounds.low for bounds in found.columns if bounds] == [1, 2, 3, 4, 5, 6, 7]
+    assert wide is not None and len(wide.columns) == 8 and cache.rows == 2
+
+
+def test_every_position_of_a_wide_board_is_answered(server: ServiceProcess) -> None:
+    """Issue 47: on 8x8, every position with stones in both edge columns was a 500.
+    Those of the issue, capped, are answered; deep ones exactly, as the in-process
+    solver answers them, through ``remote()`` too, and again from the cache."""
+    import c4engine
+    for moves in ("1188", "1818", "181818", "8811"):
+        status, _headers, body = server.get(f"/api/v1/position?board=8x8&pos={moves}&movetime=50")
+        assert status == 200 and body["stones"] == len(moves), body
+    rng = random.Random(SEED + 48)
+    far = c4engine.remote(server.url)
+    for board in (edge_board(rng, WIDE, 44, 50) for _ in range(4)):
+        position = c4engine.Position.from_moves(digits(board), width=8, height=8)
+        assert far.analyse(position) == c4engine.analyse(position)
+        status, _headers, body = server.get(f"/api/v1/position?board=8x8&pos={digits(board)}")
+        assert status == 200 and body["exact"] and body["source"] == "cache", body
+
+
 def test_kill_9_during_the_load_loses_nothing_committed(tmp_path: Path) -> None:
     """Many solves written while the server is killed; the file opens, passes SQLite's
     check, and every answer it kept is exact."""
@@ -269,6 +351,29 @@ def raw_request(url: str, data: bytes, timeout: float = 10.0) -> bytes:
         while chunk := sock.recv(65536):
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+def test_a_body_over_1_kb_is_refused_with_a_json_413(server: ServiceProcess) -> None:
+    """docs/service.md: GET only, no body (1 KB at most).  A body of 5,000 bytes was
+    answered 200 (issue 47); declared or chunked, it is a 413 now, and a small one
+    is ignored."""
+    import http.client
+    import json
+    host, port = server.url.removeprefix("http://").split(":")
+    for body, chunked, status in ((b"x" * 5000, False, 413), (b"x" * 5000, True, 413), (b"x" * 100, False, 200),
+                                  (b"x" * 1024, True, 200)):
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        pieces = iter([body[:700], body[700:]]) if chunked else body
+        connection.request("GET", "/solve?pos=4453", body=pieces, encode_chunked=chunked,
+                           headers={"Transfer-Encoding": "chunked"} if chunked else {})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        connection.close()
+        assert (response.status, response.getheader("Content-Type")) == (status, "application/json"), answer
+        if status == 413:
+            assert answer == {"error": "a request body over 1024 bytes: the routes take none", "status": 413}
+        else:
+            assert answer["score"] == [-5, -5, -2, -3, -4, -2, -2]
 
 
 def test_raw_bytes_that_are_not_utf8_and_unknown_paths(server: ServiceProcess) -> None:

@@ -1,7 +1,9 @@
 """The persistent cache of exact answers: SQLite (standard library) in WAL mode.
 
 One row per position and its mirror image: the key is the smaller of the two
-bitboard keys (Pons' ``current + mask``), the value every column's exact score
+bitboard keys (Pons' ``current + mask``), stored as a signed 64-bit INTEGER
+when it fits 64 bits and as a 16-byte BLOB when it does not (boards of 72-128
+bits, :func:`folded`), the value every column's exact score
 (one signed byte each, :data:`~.answer.FULL_COLUMN` for a full column) as seen
 from the position with that key, reversed when the other one is asked for.
 Only exact answers are stored.
@@ -25,11 +27,13 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from ..geometry import MAX_BITS
 from ..rules.bits import mirror
 from ..rules.board import Board
 from .answer import FULL_COLUMN, Analysis, Bounds
 
 ROW_BYTES = 96  # a row and its index entry, measured at about 50 (docs/service.md), with room
+WIDE_KEY_BYTES = MAX_BITS // 8  # a key past 64 bits, as wide as the widest board
 BATCH = 512  # rows per transaction at most
 WAL_PAGES = 256  # checkpoint the log every 1 MB of pages (SQLite's default is 4 MB)
 SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
@@ -40,12 +44,21 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
     UNIQUE (board, key))"""
 
 
-def folded(board: Board) -> tuple[int, bool]:
-    """The cache key of ``board`` as a signed 64-bit integer, and whether ``board`` is
-    the mirror image of the position stored under it."""
+def folded(board: Board) -> tuple[int | bytes, bool]:
+    """The cache key of ``board``, and whether ``board`` is the mirror image of the
+    position stored under it.
+
+    A key of at most 64 bits is the signed 64-bit integer the cache has always
+    stored, so that files written before wide boards were served keep their rows;
+    a wider one (boards of 72-128 bits: SQLite's INTEGER holds 64) is its 16 bytes,
+    big-endian, a BLOB in the same column.  The column's INTEGER affinity keeps a
+    BLOB as it is, and SQLite never takes an integer and a BLOB for equal, so the
+    two kinds of key cannot meet."""
     geometry = board.geometry
     key, image = board.key, mirror(board.key, geometry.width, geometry.height)
     smaller = min(key, image)
+    if smaller >= 1 << 64:
+        return smaller.to_bytes(WIDE_KEY_BYTES, "big"), image < key
     return smaller - (1 << 64) if smaller >= 1 << 63 else smaller, image < key
 
 
@@ -95,7 +108,7 @@ class AnswerCache:
         writer.execute(SCHEMA)
         self._rows = int(writer.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
         self._readers = threading.local()
-        self._pending: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue(maxsize=100_000)
+        self._pending: queue.Queue[tuple[str, int | bytes, bytes] | None] = queue.Queue(maxsize=100_000)
         self.dropped = self.written = self.failed = 0
         self._writer = threading.Thread(target=self._write_loop, args=(writer,), name="c4engine-cache-writer",
                                         daemon=True)
@@ -151,7 +164,7 @@ class AnswerCache:
         self._pending.task_done()
         connection.close()
 
-    def _next_waiting(self) -> tuple[str, int, bytes] | None:
+    def _next_waiting(self) -> tuple[str, int | bytes, bytes] | None:
         """The next queued row if one is waiting; the end mark is put back for the loop."""
         try:
             item = self._pending.get_nowait()
@@ -162,7 +175,7 @@ class AnswerCache:
             self._pending.put(None)
         return item
 
-    def _write(self, connection: sqlite3.Connection, batch: list[tuple[str, int, bytes]]) -> None:
+    def _write(self, connection: sqlite3.Connection, batch: list[tuple[str, int | bytes, bytes]]) -> None:
         """One transaction: the new rows, then the oldest ones past the bound out.
 
         The rows are counted from their sequence numbers, which have no gaps (a new

@@ -33,6 +33,7 @@ RETRY_AFTER_S = 1
 JSON_TYPE = "application/json"
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 METHODS = ("GET", "HEAD", "OPTIONS")
+MAX_BODY_BYTES = 1024  # a request's body, which no route reads: a small one is ignored, a larger refused
 dumps = partial(json.dumps, separators=(",", ":"))
 LOG = logging.getLogger("c4engine.service")
 
@@ -165,14 +166,17 @@ def cors_headers(origins: tuple[str, ...], origin: str | None) -> dict[str, str]
     return {}
 
 
-async def routed(service: Service, method: str, path: str, raw_query: str) -> Reply:
-    """The route's reply; refusals as JSON (400 bad input, 404/405, 503 queue full,
-    500 for a fault of the server's own, logged, and serving goes on)."""
+async def routed(service: Service, method: str, path: str, raw_query: str, body_bytes: int) -> Reply:
+    """The route's reply; refusals as JSON (400 bad input, 404/405, 413 a body over
+    :data:`MAX_BODY_BYTES`, 503 queue full, 500 for a fault of the server's own,
+    logged, and serving goes on)."""
     route = ROUTES.get(path)
     if route is None:
         return error_reply(404, f"Not Found: {method} {path[:80]!r}")
     if method not in METHODS:
         return error_reply(405, f"Method Not Allowed: {method} {path[:80]!r}", {"Allow": ", ".join(METHODS)})
+    if body_bytes > MAX_BODY_BYTES:
+        return error_reply(413, f"a request body over {MAX_BODY_BYTES} bytes: the routes take none")
     if method == "OPTIONS":
         return preflight()
     try:
@@ -186,9 +190,11 @@ async def routed(service: Service, method: str, path: str, raw_query: str) -> Re
         return error_reply(500, "internal error: the server's log says more")
 
 
-async def respond(service: Service, method: str, path: str, raw_query: str, origin: str | None) -> Reply:
-    """What the service answers to a request, CORS headers included, counted."""
-    reply = await routed(service, method, path, raw_query)
+async def respond(service: Service, method: str, path: str, raw_query: str, origin: str | None,
+                  body_bytes: int = 0) -> Reply:
+    """What the service answers to a request, CORS headers included, counted;
+    ``body_bytes`` is the size of its body, read up to one byte past the limit."""
+    reply = await routed(service, method, path, raw_query, body_bytes)
     reply.headers.update(cors_headers(service.cors_origins, origin))
     service.metrics.count_request(path if path in ROUTES else "other", reply.status)
     return reply
