@@ -9,8 +9,10 @@ as the ``info`` messages the engine's analysis makes (one per column, best
 first, exact), so the page draws it the same way.  The request runs in a
 thread (the client is the standard library's, which blocks); its answer comes
 back as an event on the session's queue, and an answer for a position no
-longer on the board is dropped.  A server that is down or refuses is reported
-to the page as an error; the game and the engine go on.
+longer on the board is dropped.  A server that is down, refuses, or answers
+what is not a solver's answer (:func:`c4engine.remote` checks its shape) is
+reported to the page as an error; the game, the engine and the next
+positions' requests go on.
 """
 
 from __future__ import annotations
@@ -44,11 +46,16 @@ class ServiceSide(SessionState):
             self.service_answer(self.service, self.version, self.game.public_position()))
 
     async def service_answer(self, service: Remote, version: int, position: Any) -> None:
+        """Ask, and put the answer (or what went wrong) on the session's queue, whatever
+        ends the request: its event clears the task, and without it no later
+        position would ever be asked."""
+        answer: dict[int, int | None] | str = "the request ended without an answer"
         try:
-            answer: dict[int, int | None] | str = await asyncio.to_thread(service.analyse, position)
+            answer = await asyncio.to_thread(service.analyse, position)
         except (RemoteError, IllegalMoveError) as err:
             answer = str(err)
-        self.events.put_nowait(("service", version, answer))
+        finally:
+            self.events.put_nowait(("service", version, answer))
 
     async def on_service_answer(self, version: int, answer: dict[int, int | None] | str) -> None:
         """Send the page the answer, if its position is still on the board."""
