@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import kaggle_environments
 import numpy as np
+import pettingzoo
 import pyspiel
-from pettingzoo.classic import connect_four_v3
 
 import c4engine
 from c4engine.connectx import agent as c4engine_agent
@@ -70,7 +70,7 @@ def test_a_policy_as_a_kaggle_agent_takes_attribute_structs() -> None:
 
 
 def test_c4engines_kaggle_agent_wins_first_in_pettingzoos_loop() -> None:
-    env = connect_four_v3.env()
+    env = pettingzoo.make("aec", "classic/connect_four-v3")
     policy = policy_from_agent(c4engine_agent)
     for seed in range(3):
         rng = np.random.default_rng(seed)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import pettingzoo
 from pettingzoo.classic import connect_four_v3
 from pettingzoo.test import api_test
 
@@ -17,6 +18,11 @@ from c4engine.integrations.planes import cells_of, position_of_planes
 from c4engine.integrations.pettingzoo import C4Policy, play_game
 
 GAMES = 5
+
+
+def connect_four() -> Any:
+    """``connect_four_v3`` as PettingZoo 1.27 makes it from its registry."""
+    return pettingzoo.make("aec", "classic/connect_four-v3")
 
 
 def random_policy(seed: int) -> Any:
@@ -45,6 +51,8 @@ def one_ply_policy(seed: int) -> Any:
 
 
 def test_pettingzoos_api_test_passes_on_the_environment() -> None:
+    """Made from the registry, and as the tutorials before 1.27 import it."""
+    api_test(connect_four(), num_cycles=100)
     api_test(connect_four_v3.env(), num_cycles=100)
 
 
@@ -52,7 +60,7 @@ def test_the_board_read_from_every_observation_is_the_environments() -> None:
     """At every step of the AEC loop, terminal ones included, the cells read from
     the observation are ``env.unwrapped.board``; while the game goes on, the
     position c4engine reads is the one the board shows."""
-    env = connect_four_v3.env()
+    env = connect_four()
     for seed in range(4):
         policies = {"player_0": C4Policy(seed=seed), "player_1": random_policy(seed)}
         env.reset(seed=seed)
@@ -74,28 +82,28 @@ def test_the_board_read_from_every_observation_is_the_environments() -> None:
 
 @pytest.mark.parametrize("opponent", [random_policy, one_ply_policy], ids=["random", "one-ply"])
 def test_first_it_wins_every_game(opponent: Any) -> None:
-    env = connect_four_v3.env()
+    env = connect_four()
     for seed in range(GAMES):
         totals = play_game(env, {"player_0": C4Policy(seed=seed), "player_1": opponent(seed)}, seed=seed)
         assert totals == {"player_0": 1.0, "player_1": -1.0}, seed
 
 
 def test_second_it_never_loses_to_the_one_ply_player() -> None:
-    env = connect_four_v3.env()
+    env = connect_four()
     for seed in range(3):
         totals = play_game(env, {"player_0": one_ply_policy(seed), "player_1": C4Policy(seed=seed)}, seed=seed)
         assert totals["player_1"] >= 0.0
 
 
 def test_the_policy_takes_the_observation_dict_too() -> None:
-    env = connect_four_v3.env()
+    env = connect_four()
     env.reset(seed=0)
     observation, *_ = env.last()
     assert C4Policy()(observation) == 3  # the only winning first move: the centre
 
 
 def test_a_level_plays_legal_moves_and_a_seed_repeats_them() -> None:
-    env = connect_four_v3.env()
+    env = connect_four()
     games = [play_game(env, {"player_0": C4Policy(level=2, seed=4), "player_1": random_policy(4)}, seed=4)
              for _ in range(2)]
     assert games[0] == games[1]

@@ -24,8 +24,8 @@ from typing import Any
 
 import click
 import numpy as np
+import pettingzoo
 import pyspiel
-from pettingzoo.classic import connect_four_v3
 
 import c4engine
 from c4engine.integrations import player
@@ -82,7 +82,7 @@ def openspiel_costs(games: list[list[int]]) -> list[float]:
 
 
 def pettingzoo_costs(games: list[list[int]], policy: Callable[[np.ndarray, np.ndarray], int]) -> list[float]:
-    env = connect_four_v3.env()
+    env = pettingzoo.make("aec", "classic/connect_four-v3")
     costs = []
     for moves in games:
         env.reset()

@@ -56,7 +56,8 @@ class C4Policy:
 
 
 def play_game(env: Any, policies: Mapping[str, Policy], seed: int | None = None) -> dict[str, float]:
-    """Play one game of the AEC ``env`` (``connect_four_v3.env()``), each agent's move
+    """Play one game of the AEC ``env`` (``pettingzoo.make("aec", "classic/connect_four-v3")``,
+    or ``connect_four_v3.env()``), each agent's move
     from ``policies[agent](observation, action_mask)``; each agent's total reward.
 
     This is PettingZoo's own loop (``agent_iter``, ``last``, ``step``, with None
