@@ -249,6 +249,7 @@ def warm_up(boards: list[Geometry]) -> None:
     installation, seconds of CPU that the first game, search or solve on it would
     otherwise wait for; later starts load it from the cache.  7x6 comes compiled
     with the first use of the engine."""
+    from .kernel.portable import warmed_up_7x6
     from .search.searcher import Searcher
     for number, geometry in enumerate(boards, start=1):
         click.echo(f"[{number}/{len(boards)}] {geometry}: compiling or loading...", err=True)
@@ -256,6 +257,8 @@ def warm_up(boards: list[Geometry]) -> None:
         Searcher(2, threads=2, geometry=geometry).warm_up()
         click.echo(f"[{number}/{len(boards)}] {geometry}: ready ({time.process_time() - started:.1f} s of CPU)",
                    err=True)
+    if STANDARD in boards:
+        warmed_up_7x6()
 
 
 def skip_unused_numba_extras() -> None:

@@ -24,6 +24,7 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     ERROR_RE.pattern,
     DEBUG_RE.pattern,
     r"info string no opening book, searching without it: \S.*",
+    r"info string the search is not ready yet: a quick move by the rules",
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
     r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
     r"info string no learned evaluation for the \d+x\d+(k\d+)? board: using the hand-written threat weights",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from c4engine.geometry import Geometry
-from c4engine.kernel import specialise
+from c4engine.kernel import sources, specialise
 from c4engine.kernel.jit import drop_stale_entries, jitted_sources
 
 KERNEL_ENTRY = ["kernel.search_node-421.py311.nbi", "kernel.search_node-421.py311.1.nbc",
@@ -118,11 +118,11 @@ def test_a_board_copy_compiles_its_own_rules_functions(tmp_path: Path, monkeypat
     """numba specialises the rules' bit tricks on each board's constants; a copy
     importing them from c4engine.rules would put every board's entries in one
     cache file, which two processes compiling at once corrupt (docs/design.md)."""
-    monkeypatch.setenv(specialise.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path))
     folder = specialise._copy_folder(Geometry(6, 5, 4))
-    for name in specialise.COMPILED_RULES:
+    for name in sources.COMPILED_RULES:
         own = folder / f"{name}.py"
-        assert own.read_text() == (specialise.RULES_DIR / f"{name}.py").read_text()
+        assert own.read_text() == (sources.RULES_DIR / f"{name}.py").read_text()
     copies = "".join(path.read_text() for path in folder.glob("*.py"))
     assert "from . import bits, scores" in (folder / "jit.py").read_text()
     assert not re.search(r"^\s*from (c4engine|\.\.)\.?rules", copies, re.MULTILINE)
@@ -150,7 +150,7 @@ def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
     """Every process answers right, and no numba cache file is written for two
     boards: each board's entries are in its copy's folder only."""
     numba_cache = tmp_path / "numba"
-    env = {**os.environ, specialise.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(numba_cache)}
+    env = {**os.environ, sources.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(numba_cache)}
     boards = [*CONCURRENT_BOARDS, "6x4"]
     processes = [solve_empty_board(board, env) for board in boards]
     for board, process in zip(boards, processes):
@@ -164,7 +164,7 @@ def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
 def test_a_copy_for_exact_solves_leaves_the_whole_kernel_out(tmp_path: Path, monkeypatch) -> None:
     """``c4engine solve`` asks for a copy whose constants say FULL = False, in a folder of
     its own, so that the whole kernel of the same board is never mistaken for it."""
-    monkeypatch.setenv(specialise.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path))
     board = Geometry(6, 5, 4)
     solving = specialise._copy_folder(board, full=False)
     constants = (solving / "constants.py").read_text()
@@ -174,7 +174,7 @@ def test_a_copy_for_exact_solves_leaves_the_whole_kernel_out(tmp_path: Path, mon
 
 
 def cache_env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, specialise.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    return {**os.environ, sources.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
 
 
 def compiled_modules(tmp_path: Path) -> set[str]:

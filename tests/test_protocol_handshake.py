@@ -95,6 +95,29 @@ def test_first_start_on_a_cold_numba_cache(tmp_path: Path) -> None:
         proc.close()
 
 
+QUICK_NOTE = "info string the search is not ready yet: a quick move by the rules"
+
+
+def test_a_timed_go_before_the_search_is_built_is_answered_in_time() -> None:
+    """A fresh process, no ``isready``: a ``go movetime 100`` cannot wait for the search
+    to load (a second or more), so the quick tier answers it within its time, with the
+    winning move when there is one; the search, built meanwhile, answers the next."""
+    proc = EngineProcess()
+    try:
+        proc.send("position startpos moves 112233")  # the first player has three in a row
+        sent = proc.send("go movetime 100")
+        lines = proc.read_until("bestmove", READY_TIMEOUT)
+        elapsed = time.perf_counter() - sent
+        print(f"\nfresh process: go movetime 100 answered in {elapsed * 1000:.0f} ms")
+        assert lines == [QUICK_NOTE, "bestmove 4"] and elapsed < 1.0
+        proc.send("position startpos moves 11223")
+        proc.send("go depth 4")  # no time limit: waits for the search
+        lines = proc.read_until("bestmove", READY_TIMEOUT)
+        assert QUICK_NOTE not in lines and lines[-1].startswith("bestmove 4"), lines  # the block
+    finally:
+        proc.close()
+
+
 def test_isready_answers_readyok(engine: EngineProcess) -> None:
     """``isready`` gets exactly ``readyok`` and nothing else."""
     engine.send("isready")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from c4engine.kernel import portable
+from c4engine.kernel.sources import sources_hash
 from c4engine.version import __version__
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -25,7 +27,21 @@ DATA_FILES = {"c4engine/data/ntuple-7x6k4.npz", "c4engine/data/ntuple-7x7k4.npz"
               "c4engine/data/evaluation-7x7k4.json", "c4engine/data/strength_positions.txt",
               "c4engine/gui/static/index.html", "c4engine/gui/static/app.js", "c4engine/gui/static/style.css",
               "c4engine/kernel/book.py"}
+PORTABLE_DIR = "c4engine/kernel/portable/"
+PYTHON_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 
+
+
+def test_the_wheel_carries_the_portable_kernel_for_this_python_and_numba(dist: Path) -> None:
+    """7x6's kernel compiled for the baseline CPU (c4engine/kernel/portable.py), in the
+    folder of this machine, Python and numba, stamped with the sources it was
+    compiled from (those of the wheel)."""
+    with zipfile.ZipFile(next(dist.glob("*.whl"))) as wheel:
+        names = wheel.namelist()
+        folder = f"{PORTABLE_DIR}{portable.tag()}/"
+        stamp = wheel.read(f"{folder}{portable.SOURCES_FILE}").decode().strip()
+    assert stamp == sources_hash()
+    assert len([name for name in names if name.startswith(f"{folder}kernel/") and name.endswith(".nbi")]) > 20
 
 
 def clean_environment() -> dict[str, str]:
@@ -45,7 +61,8 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_build_makes_an_sdist_and_a_wheel_that_twine_passes(dist: Path) -> None:
     built = sorted(path.name for path in dist.iterdir())
-    assert built == [f"c4engine-{__version__}-py3-none-any.whl", f"c4engine-{__version__}.tar.gz"]
+    assert len(built) == 2 and built[1] == f"c4engine-{__version__}.tar.gz", built
+    assert re.fullmatch(rf"c4engine-{re.escape(__version__)}-{PYTHON_TAG}-{PYTHON_TAG}-\w+\.whl", built[0]), built
     done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir())],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -58,8 +75,8 @@ def test_the_wheel_holds_the_data_and_nothing_from_the_tests(dist: Path) -> None
         names = set(wheel.namelist())
         metadata = wheel.read(f"c4engine-{__version__}.dist-info/METADATA").decode()
     assert DATA_FILES <= names
-    assert not [name for name in names if name.startswith("tests/") or "__pycache__" in name
-                or name.endswith((".pyc", ".nbi", ".nbc"))]
+    assert not [name for name in names if name.startswith("tests/") or "__pycache__" in name or name.endswith(".pyc")]
+    assert not [name for name in names if name.endswith((".nbi", ".nbc")) and not name.startswith(PORTABLE_DIR)]
     assert {name.split("/")[0] for name in names} == {"c4engine", f"c4engine-{__version__}.dist-info"}
     assert re.search(rf"^Version: {re.escape(__version__)}$", metadata, re.MULTILINE)
 
@@ -87,7 +104,8 @@ def test_a_clean_venv_with_the_wheel_alone_plays_the_readme_first_command(dist: 
     bin_dir = tmp_path / "venv" / "bin"
     wheel = next(dist.glob("*.whl"))
     command = readme_first_command().replace("pip install .", f"pip install --quiet {wheel}", 1)
-    env = {**clean_environment(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent)}
+    env = {**clean_environment(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent),
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "C4ENGINE_KERNEL_CACHE": str(tmp_path / "kernels")}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path, capture_output=True,
                           text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -96,3 +114,5 @@ def test_a_clean_venv_with_the_wheel_alone_plays_the_readme_first_command(dist: 
     where = subprocess.run([str(bin_dir / "python"), "-c", "import c4engine; print(c4engine.__file__)"],
                            cwd=tmp_path, capture_output=True, text=True, env=env, check=True)
     assert str(tmp_path / "venv") in where.stdout
+    assert not list((tmp_path / "numba").rglob("*.nbi")), "the first start compiled what the wheel carries"
+    assert list((tmp_path / "kernels").glob("*/portable-*"))

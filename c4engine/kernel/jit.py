@@ -26,6 +26,7 @@ from ..rules import bits, scores
 from .constants import BOARD_MASK, BOARD_WORDS, BOTTOM_MASK, CELLS, COLUMN_MASK, CONNECT, H1, HEIGHT, WIDTH
 from .int128 import high_word, int128, join_words, low_word
 from .int128 import popcount as popcount_int128
+from .portable import choose as choose_portable_kernel
 from .typing_memo import remember_typing
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -84,6 +85,7 @@ def _drop_stale_cache() -> None:
 
 if __package__ == "c4engine.kernel":  # the copies for other boards are keyed on their sources' hash
     _drop_stale_cache()  # before any function below is compiled or loaded
+choose_portable_kernel()  # before numba's first compilation fixes its CPU
 remember_typing()
 # A compiled function called from Python needs a wrapper that converts its arguments,
 # compiled and optimised with it: a fifth of a board's compilation.  Only the entry

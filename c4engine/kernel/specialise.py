@@ -23,10 +23,8 @@ does), else in the user's cache folder (``$XDG_CACHE_HOME/c4engine/kernels``);
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import importlib.util
-import os
 import re
 import shutil
 import sys
@@ -36,13 +34,10 @@ from pathlib import Path
 from types import ModuleType
 
 from ..geometry import STANDARD, Geometry
+from . import portable
 from .int128 import Wide
+from .sources import COMPILED_RULES, KERNEL_DIR, cache_root, compiled_rules, publish, sources_hash
 
-KERNEL_DIR = Path(__file__).resolve().parent
-PACKAGE_DIR = KERNEL_DIR.parent
-CACHE_ENV = "C4ENGINE_KERNEL_CACHE"
-RULES_DIR = PACKAGE_DIR / "rules"
-COMPILED_RULES = ("bits", "scores")  # the rules modules whose functions the kernel compiles
 MODULES = ("constants", "jit", "layout", "table", "ntuple", "evaluation", "book", "built_book", "resolve", "negamax",
            "solve")
 _GEOMETRY_LINE = re.compile(r"^GEOMETRY = .*$", re.MULTILINE)
@@ -51,7 +46,9 @@ _WORDS_LINE = re.compile(r"^BOARD_WORDS = .*$", re.MULTILINE)
 _PARENT_IMPORT = re.compile(r"^(\s*)from \.\.(\w)", re.MULTILINE)
 _RULES_IMPORT = re.compile(r"^(\s*)from \.\.rules(?:\.(\w+))? import (.+)$", re.MULTILINE)
 _OWN_SEARCH = f"{__package__ or 'c4engine.kernel'}.negamax"  # 7x6's whole kernel, compiled at its import
-SHARED = ("int128", "typing_memo")  # kernel modules every copy imports from the package: numba's extensions
+# kernel modules every copy imports from the package: numba's extensions, and the
+# portable kernel's choice, made once per process
+SHARED = ("int128", "typing_memo", "portable")
 _SHARED_IMPORT = re.compile(rf"^(\s*)from \.({'|'.join(SHARED)}) import", re.MULTILINE)
 
 
@@ -95,13 +92,15 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     board compiles in about half the time: the copy leaves out the evaluation of
     the depth-limited search and the probes of the opening books.  The whole
     kernel serves instead when it has been compiled already, or, on 7x6 (whose
-    whole kernel is this package), loaded in this process.
+    whole kernel is this package), loaded in this process or shipped compiled
+    (:mod:`.portable`).
 
     ``two_words`` asks for the kernel of boards past 64 bits on a board that fits
     one word, which the tests compare with the one-word kernel (docs/design.md,
     "Boards past 64 bits")."""
     own = geometry == STANDARD and not two_words
-    full = full or _compiled_stamp(geometry, True, two_words).exists() or (own and _OWN_SEARCH in sys.modules)
+    full = (full or _compiled_stamp(geometry, True, two_words).exists()
+            or (own and (_OWN_SEARCH in sys.modules or _portable_kernel_on())))
     if own and full:
         package = __package__ or "c4engine.kernel"
     else:
@@ -109,6 +108,13 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     modules = {name: importlib.import_module(f"{package}.{name}") for name in MODULES}
     _stamp_compiled(geometry, full, two_words)
     return Kernel(geometry, **modules)
+
+
+def _portable_kernel_on() -> bool:
+    """Whether 7x6's whole kernel is the portable one, shipped compiled
+    (:mod:`.portable`; decided when the kernel's first module is imported)."""
+    importlib.import_module(f"{__package__ or 'c4engine.kernel'}.jit")
+    return portable.active()
 
 
 def _compiled_stamp(geometry: Geometry, full: bool, two_words: bool) -> Path:
@@ -125,35 +131,6 @@ def _stamp_compiled(geometry: Geometry, full: bool, two_words: bool) -> None:
     with suppress(OSError):  # a read-only cache: the next start just checks again
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.touch()
-
-
-def source_files() -> list[Path]:
-    """What a copy is made from or compiles in: every kernel module, the bit tricks,
-    the scores and the geometry."""
-    return [*sorted(KERNEL_DIR.glob("*.py")), *_compiled_rules(), PACKAGE_DIR / "geometry.py"]
-
-
-def _compiled_rules() -> list[Path]:
-    return [RULES_DIR / f"{name}.py" for name in COMPILED_RULES]
-
-
-def sources_hash() -> str:
-    digest = hashlib.sha256()
-    for path in source_files():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def cache_root() -> Path:
-    """Where the copies go: ``C4ENGINE_KERNEL_CACHE``, else beside the package when it
-    is writable, else the user's cache folder."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    beside = KERNEL_DIR / "__pycache__" / "boards"
-    if os.access(KERNEL_DIR, os.W_OK):
-        return beside
-    user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return user_cache / "c4engine" / "kernels"
 
 
 def module_name(geometry: Geometry, full: bool = True, two_words: bool = False) -> str:
@@ -175,18 +152,13 @@ def _copy_folder(geometry: Geometry, full: bool = True, two_words: bool = False)
     folder = _folder(geometry, full, two_words)
     if folder.is_dir():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for source in [*_copied_kernel_files(), *_compiled_rules()]:
-        (staging / source.name).write_text(_copied_source(source, geometry, full, two_words))
-    try:
-        staging.rename(folder)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not folder.is_dir():
-            raise
+
+    def write(staging: Path) -> None:
+        staging.mkdir()
+        for source in [*_copied_kernel_files(), *compiled_rules()]:
+            (staging / source.name).write_text(_copied_source(source, geometry, full, two_words))
+
+    publish(folder, write)
     _drop_stale_copies(folder.parent)
     return folder
 

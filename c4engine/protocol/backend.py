@@ -25,12 +25,13 @@ from ..rules.notation import format_line, format_move
 from ..rules.scores import is_proven, mate_distance
 from ..search.bench import bench_lines, run_bench
 from ..search.levels import FULL_STRENGTH, Strength, level_for_elo
-from ..search.limits import Budget, Lateness, Limits, clock_budget, movetime_budget
+from ..search.limits import Budget, Lateness, Limits
 from ..search.pool import StopSignal
 from ..search.report import Report, Result
 from ..search.own_book import own_built_book
 from ..search.searcher import Searcher
 from ..search.weights import NTUPLE, ntuple_block, ntuple_note, weights_named
+from .budget import go_budget
 from .go_params import GoParams
 from .options import NO_PATH, STRENGTH_OPTIONS, OptionError, Options
 
@@ -169,13 +170,7 @@ class Backend:
     def budget(self, pos: Board, params: GoParams) -> Budget | None:
         """Thinking time from ``movetime`` (which wins over a clock) or the side to
         move's clock, if any."""
-        if params.movetime is not None:
-            return movetime_budget(params.movetime, self.lateness.allowance_ms())
-        overhead = float(self.options.number("Move Overhead")) + self.lateness.allowance_ms()
-        time_left, increment = params.clock(pos.side_to_move == 0)
-        if time_left is None:
-            return None
-        return clock_budget(time_left, increment, params.movestogo, pos.stones, overhead, pos.geometry.cells)
+        return go_budget(pos, params, float(self.options.number("Move Overhead")), self.lateness.allowance_ms())
 
     def search(self, pos: Board, limits: Limits, stop: StopSignal, drops: bool, result_first: bool = False) -> Result:
         """Search and write an ``info`` line per ``MultiPV`` line of every finished

@@ -8,20 +8,25 @@ itself is built by the first command that needs it (``isready``, ``go``, a searc
 option...), for the board in play then: a ``setoption name UCI_Variant`` read
 before it only picks the board, so that a first start on a new board compiles that
 board's kernel alone, not 7x6's first (numba's first compilation of a kernel takes
-seconds).  ``protocol.md`` is the contract for every command handled here.
+seconds).  The build runs on a thread of its own: a timed ``go`` read before it
+is done waits for it as long as its time allows, and is answered by the quick
+tier (:mod:`c4engine.search.quick`) if it is not done by then, never late.
+``protocol.md`` is the contract for every command handled here.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..rules.board import Board, RulesError
-from ..rules.notation import format_line, parse_fen, parse_int, play_moves, render, to_fen
+from ..rules.notation import format_line, format_move, parse_fen, parse_int, play_moves, render, to_fen
+from ..search.quick import quick_move
 from ..version import __version__
+from .budget import go_budget
 from .go_params import GoParams, GoParamsError
 from .options import STRENGTH_OPTIONS, OptionError, Options
 from .output import Output
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from .backend import Backend
     from .search_job import SearchJob
 
+QUICK_ANSWER_MS = 20.0  # what a quick answer keeps of a go's time, to be written and read
 PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
 # applied to the searcher at once
 SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
@@ -85,6 +91,8 @@ class Server:
         self.drops = False
         self.debug = False
         self.backend: Backend | None = None
+        self._building: threading.Thread | None = None  # building the search for the board in play
+        self._build_error: str | None = None  # why the last build failed
         self._ready = threading.Event()  # the search machinery is imported
         self._import_error: str | None = None  # the error the search machinery's import gave
         self._job: SearchJob | None = None
@@ -138,30 +146,59 @@ class Server:
         finally:
             self.searchable_at = time.perf_counter()
 
-    def _wait_for_warm_up(self) -> None:
-        if not self._ready.is_set():
-            with self._uninterruptible():
-                self._ready.wait()
-
     def backend_ready(self) -> Backend:
         """The search, built by the first call for the board in play (on a board's first
-        use this compiles its kernel); CommandError, with the reason, when it cannot be
-        built, and the next call tries again."""
-        self._wait_for_warm_up()
+        use this loads or compiles its kernel), its set-up uninterruptible (as a
+        ``go``'s clock then knows: :meth:`_setting_up`); CommandError, with the
+        reason, when it cannot be built, and the next call tries again."""
         if self.backend is None:
-            self.backend = self._new_backend()
+            building = self._start_building()
+            with self._setting_up():
+                building.join()
+            self._building = None
+            if self.backend is None:
+                raise CommandError(self._build_error or could_not_start(RuntimeError("no search")))
         return self.backend
 
+    def _start_building(self) -> threading.Thread:
+        """The thread building the search for the board in play, started unless it runs:
+        a ``go`` that cannot wait for it leaves it running (:meth:`_ready_within`)."""
+        if self._building is None:
+            self._build_error = None
+            self._building = threading.Thread(target=self._build, name="build", daemon=True)
+            self._building.start()
+        return self._building
+
+    def _build(self) -> None:
+        self._ready.wait()
+        try:
+            self.backend = self._new_backend()
+        except CommandError as err:
+            self._build_error = str(err)
+
+    def _ready_within(self, params: GoParams) -> bool:
+        """Whether the search is built in time for a ``go`` with ``params``: at once if
+        it is built, or the ``go`` has no time limit (it waits, as before its clock
+        starts); else by the ``go``'s hard deadline less :data:`QUICK_ANSWER_MS`."""
+        if self.backend is not None or params.infinite or params.ponder:
+            return True
+        budget = go_budget(self.position, params, float(self.options.number("Move Overhead")))
+        if budget is None:
+            return True
+        building = self._start_building()
+        wait_s = (budget.hard_ms - QUICK_ANSWER_MS) / 1000.0 - (time.perf_counter() - self.read_at)
+        with self._uninterruptible():
+            building.join(max(0.0, wait_s))
+        return not building.is_alive()
+
     def _new_backend(self) -> Backend:
-        """The search for the board in play, its set-up uninterruptible (as a ``go``'s
-        clock then knows: :meth:`_setting_up`)."""
+        """The search for the board in play."""
         if self._import_error is not None:
             raise CommandError(self._import_error)
         from .backend import Backend  # imported by the warm-up
         geometry = self.variant.geometry
         try:
-            with self._setting_up():
-                return Backend(self.options, self.out, geometry)
+            return Backend(self.options, self.out, geometry)
         except MemoryError:
             raise CommandError(f"not enough memory for the search on the {geometry} board") from None
         except Exception as exc:  # noqa: BLE001 - the process must keep answering
@@ -292,6 +329,9 @@ class Server:
         the new board when first needed) and the position is its start."""
         variant = self.options.variant(name)
         if variant.geometry != self.variant.geometry:
+            if self._building is not None:  # built for the board in play, then changed below
+                with suppress(CommandError):
+                    self.backend_ready()
             if self.backend is not None:
                 try:
                     with self._setting_up():
@@ -315,6 +355,10 @@ class Server:
     def cmd_go(self, args: list[str]) -> None:
         params = GoParams.parse(args)
         self.finish_search(stop=True)
+        waited = self.backend is None
+        if not self.position.is_over() and not self._ready_within(params):
+            self._quick_answer()
+            return
         try:
             backend = self.backend_ready()
         except CommandError as err:
@@ -324,11 +368,18 @@ class Server:
             self._no_search("go: the game is already over")
             return
         from .search_job import SearchJob  # deferred: it imports the search, loaded by now
-        self._job = SearchJob(self.out, backend, self.position, params, max(self.read_at, self.searchable_at),
-                              self.drops, self.debug)
+        timed_from = self.read_at if waited else max(self.read_at, self.searchable_at)
+        self._job = SearchJob(self.out, backend, self.position, params, timed_from, self.drops, self.debug)
         if self.quitting.is_set():
             self._job.stop()
         self._job.thread.start()
+
+    def _quick_answer(self) -> None:
+        """A timed ``go`` the search would answer too late, still being built: the quick
+        tier's move (:mod:`c4engine.search.quick`), said so."""
+        move = format_move(quick_move(self.position), self.position, self.drops)
+        self.out("info string the search is not ready yet: a quick move by the rules")
+        self.out(f"bestmove {move}")
 
     def _no_search(self, why: str) -> None:
         """A ``go`` that cannot search: the reason, and its one ``bestmove`` all the same."""

@@ -1,0 +1,54 @@
+"""The wheel's build: the package, and 7x6's kernel compiled for a baseline CPU.
+
+``c4engine/kernel/portable.py`` says why and how the compiled kernel is used.
+The kernel is compiled by ``c4engine warm-up --board 7x6`` run on the built
+package, with ``C4ENGINE_PORTABLE_BUILD`` naming its kernel folder, in the
+build's environment (numba is a build requirement: the code fits the numba
+version built with, and elsewhere numba compiles as before).  The wheel is then
+for this Python and platform.  ``C4ENGINE_SHIP_KERNEL=0`` builds a pure wheel
+without it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+SHIP_KERNEL = os.environ.get("C4ENGINE_SHIP_KERNEL") != "0"
+
+
+class BuildWithPortableKernel(build_py):
+    """build_py, then the portable kernel compiled into the built package."""
+
+    def run(self) -> None:
+        super().run()
+        if SHIP_KERNEL and not self.dry_run:
+            compile_portable_kernel(Path(self.build_lib).resolve())
+
+
+def compile_portable_kernel(build_lib: Path) -> None:
+    """Compile 7x6's kernel for the baseline CPU into ``build_lib``'s package, with
+    numba's and the kernel's caches kept out of it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "PYTHONPATH": str(build_lib), "PYTHONDONTWRITEBYTECODE": "1",
+               "C4ENGINE_PORTABLE_BUILD": str(build_lib / "c4engine" / "kernel"),
+               "NUMBA_CACHE_DIR": str(Path(scratch) / "numba"), "C4ENGINE_KERNEL_CACHE": str(Path(scratch) / "kernels")}
+        for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "C4ENGINE_PORTABLE"):
+            env.pop(name, None)
+        subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"], env=env, check=True,
+                       cwd=scratch)
+
+
+class CompiledKernelDistribution(Distribution):
+    """A wheel carrying compiled code is for one Python and platform."""
+
+    def has_ext_modules(self) -> bool:
+        return SHIP_KERNEL
+
+
+setup(cmdclass={"build_py": BuildWithPortableKernel}, distclass=CompiledKernelDistribution)

@@ -1,0 +1,153 @@
+"""The portable kernel (c4engine/kernel/portable.py): 7x6's kernel compiled for a baseline
+CPU into the package, as the wheel's build does it, then a first start on empty caches
+that loads it and compiles nothing; a shipped kernel that does not fit (another numba,
+another CPU, other sources) is ignored, and the engine compiles as before.
+
+The package is copied to a temporary folder and its portable kernel compiled there
+once for the module (seconds of CPU, the cost of one first start before this work)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from c4engine.kernel import portable
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+README_COMMAND = "uci\nisready\nposition startpos\ngo movetime 1000\n"
+START_CEILING_S = 120.0  # a fresh start's readyok, on a loaded machine: generous, it only catches a hang
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the package with its portable kernel compiled in: the folder to put
+    on PYTHONPATH."""
+    root = tmp_path_factory.mktemp("installed")
+    shutil.copytree(REPOSITORY / "c4engine", root / "c4engine",
+                    ignore=shutil.ignore_patterns("__pycache__", "portable"))
+    scratch = tmp_path_factory.mktemp("build-caches")
+    done = subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"],
+                          env=engine_env(root, scratch, C4ENGINE_PORTABLE_BUILD=str(root / "c4engine" / "kernel")),
+                          capture_output=True, text=True, timeout=900, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def engine_env(package: Path, caches: Path, **more: str) -> dict[str, str]:
+    """The copy first on the path, empty numba and kernel caches in ``caches``."""
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", portable.OFF_ENV, portable.BUILD_ENV)}
+    return {**env, "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(caches / "numba"),
+            "C4ENGINE_KERNEL_CACHE": str(caches / "kernels"), **more}
+
+
+def shipped(package: Path) -> Path:
+    folders = list((package / "c4engine" / "kernel" / "portable").iterdir())
+    assert len(folders) == 1, folders
+    return folders[0]
+
+
+def first_start(package: Path, caches: Path) -> tuple[float, str]:
+    """README's first command on empty caches: seconds to ``readyok``, and the output."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "c4engine"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=engine_env(package, caches), cwd=caches)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(README_COMMAND)
+    proc.stdin.close()
+    ready_at = None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.strip() == "readyok":
+            ready_at = time.perf_counter() - started
+    assert proc.wait(timeout=START_CEILING_S) == 0
+    assert ready_at is not None, lines
+    return ready_at, "".join(lines)
+
+
+def compiled_files(caches: Path) -> list[Path]:
+    """What numba wrote to its own cache folder: the kernel's functions it compiled."""
+    return sorted((caches / "numba").rglob("*.nbi")) if (caches / "numba").exists() else []
+
+
+def test_the_build_keys_every_entry_on_the_baseline_cpu(package: Path) -> None:
+    """Each shipped entry is keyed on the baseline's name and no extra features: a
+    process whose numba targets another CPU looks up another key and never loads it."""
+    baseline = portable.BASELINES[os.uname().machine][0]
+    indexes = list(shipped(package).rglob("*.nbi"))
+    assert len(indexes) > 20
+    for index in indexes:
+        with open(index, "rb") as source:
+            pickle.load(source)  # numba's version
+            _stamp, overloads = pickle.loads(source.read())
+        assert {key[1][1:] for key in overloads} == {(baseline, "")}, index
+
+
+def test_a_first_start_loads_the_shipped_kernel_and_compiles_nothing(package: Path, tmp_path: Path) -> None:
+    ready_s, out = first_start(package, tmp_path)
+    print(f"\nfresh caches, shipped kernel: readyok {ready_s:.2f} s")
+    assert ready_s < START_CEILING_S
+    assert out.splitlines()[-1].startswith("bestmove 4"), out
+    assert compiled_files(tmp_path) == []
+    seeded = list((tmp_path / "kernels").glob("*/portable-*"))
+    assert len(seeded) == 1 and {p.name for p in seeded[0].rglob("*")} >= {p.name for p in shipped(package).rglob("*")}
+
+
+def test_two_processes_starting_at_once_on_empty_caches_both_answer(package: Path, tmp_path: Path) -> None:
+    procs = [subprocess.Popen([sys.executable, "-m", "c4engine"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=engine_env(package, tmp_path), cwd=tmp_path) for _ in range(2)]
+    outs = [proc.communicate(README_COMMAND, timeout=START_CEILING_S)[0] for proc in procs]
+    for out in outs:
+        assert out.splitlines()[-1].startswith("bestmove 4"), out
+    assert compiled_files(tmp_path) == []
+
+
+def uses_portable(package: Path, caches: Path, **more: str) -> bool:
+    """Whether a process importing the kernel from ``package`` chooses its portable
+    kernel (the choice is made before anything is compiled or loaded)."""
+    done = subprocess.run([sys.executable, "-c", "import c4engine.kernel.jit; from c4engine.kernel import portable; "
+                           "print(portable.active())"], capture_output=True, text=True, timeout=300,
+                          env=engine_env(package, caches, **more), cwd=caches)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip() == "True"
+
+
+def test_the_shipped_kernel_is_chosen_unless_turned_off(package: Path, tmp_path: Path) -> None:
+    assert uses_portable(package, tmp_path)
+    assert not uses_portable(package, tmp_path, **{portable.OFF_ENV: "0"})
+    assert not uses_portable(package, tmp_path, NUMBA_CPU_NAME="generic")
+
+
+def test_a_shipped_kernel_of_other_sources_is_ignored(package: Path, tmp_path: Path) -> None:
+    """An edit to the kernel after the build: its sources' hash no longer matches."""
+    edited = tmp_path / "edited"
+    shutil.copytree(package, edited)
+    with open(edited / "c4engine" / "kernel" / "layout.py", "a") as source:
+        source.write("\n# an edit\n")
+    assert not uses_portable(edited, tmp_path)
+
+
+def test_a_shipped_kernel_for_another_numba_is_ignored(package: Path, tmp_path: Path) -> None:
+    """The folder of another numba version (its tag) is never looked at; an index
+    written by another numba in a folder of this one's name numba ignores itself."""
+    other = tmp_path / "other"
+    shutil.copytree(package, other)
+    folder = shipped(other)
+    folder.rename(folder.with_name(folder.name.replace("-numba", "-numba0.0.0+")))
+    assert not uses_portable(other, tmp_path)
+
+
+def test_a_cpu_without_the_baseline_features_does_not_use_it() -> None:
+    machine = os.uname().machine
+    baseline_features = set(portable.BASELINES[machine][1])
+    assert portable.host_runs_baseline(baseline_features | {"avx2"})
+    if baseline_features:
+        assert not portable.host_runs_baseline(baseline_features - {"popcnt"})
