@@ -45,7 +45,7 @@ def engine_env(package: Path, caches: Path, **more: str) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items()
            if name not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", portable.OFF_ENV, portable.BUILD_ENV)}
     return {**env, "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(caches / "numba"),
-            "C4ENGINE_KERNEL_CACHE": str(caches / "kernels"), **more}
+            "C4ENGINE_KERNEL_CACHE": str(caches / "kernels"), portable.TUNE_ENV: "0", **more}
 
 
 def shipped(package: Path) -> Path:
@@ -124,6 +124,39 @@ def test_the_shipped_kernel_is_chosen_unless_turned_off(package: Path, tmp_path:
     assert uses_portable(package, tmp_path)
     assert not uses_portable(package, tmp_path, **{portable.OFF_ENV: "0"})
     assert not uses_portable(package, tmp_path, NUMBA_CPU_NAME="generic")
+
+
+def tuned_stamp(package: Path, caches: Path) -> Path:
+    done = subprocess.run([sys.executable, "-c", "from c4engine.kernel import portable; print(portable._tuned_stamp())"],
+                          capture_output=True, text=True, timeout=300, env=engine_env(package, caches), cwd=caches)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip())
+
+
+def test_once_the_hosts_code_is_compiled_the_portable_kernel_is_not_used(package: Path, tmp_path: Path) -> None:
+    """The stamp the host's compilation leaves in numba's cache of the kernel."""
+    stamp = tuned_stamp(package, tmp_path)
+    assert stamp.parent.is_relative_to(tmp_path / "numba")
+    stamp.touch()
+    assert not uses_portable(package, tmp_path)
+
+
+@pytest.mark.slow
+def test_the_engine_has_the_hosts_code_compiled_in_the_background(package: Path, tmp_path: Path) -> None:
+    """A start on the portable kernel answers at once and leaves a process compiling
+    the host's code, at the lowest priority; once it is done, the next start loads it."""
+    proc = subprocess.run([sys.executable, "-m", "c4engine"], input=README_COMMAND, capture_output=True, text=True,
+                          timeout=START_CEILING_S, env=engine_env(package, tmp_path, **{portable.TUNE_ENV: "1"}),
+                          cwd=tmp_path)
+    assert proc.stdout.splitlines()[-1].startswith("bestmove 4"), proc.stdout
+    stamp = tuned_stamp(package, tmp_path)
+    waited = 0.0
+    while not stamp.exists() and waited < 900.0:
+        time.sleep(1.0)
+        waited += 1.0
+    assert stamp.exists()
+    assert compiled_files(tmp_path)
+    assert not uses_portable(package, tmp_path)
 
 
 def test_a_shipped_kernel_of_other_sources_is_ignored(package: Path, tmp_path: Path) -> None:

@@ -18,19 +18,27 @@ may be read-only), points numba's cache of the package's kernel files there
 loads it.  Where anything does not fit, numba compiles for the host as before;
 numba's own key keeps a mismatched entry from ever loading.
 
-The baseline's code searches as fast as code tuned to the host (docs/figures.md,
-"Start-up"), so the portable kernel stays in use; ``C4ENGINE_PORTABLE=0`` turns
-it off, and numba then compiles for the host.  One numba process has one CPU
-setting: a process that uses it compiles its other boards for the baseline too
-(docs/design.md, "The portable kernel").
+The baseline's code searches a few per cent slower than code tuned to the host
+(docs/figures.md, "Start-up").  So the engine, started on the portable kernel,
+has the host's code compiled in another process, at the lowest priority
+(:func:`tune_in_background`: ``c4engine warm-up --board 7x6`` without the
+portable kernel, which stamps it done, :func:`mark_tuned`); the starts after it
+load the host's code.  One numba process has one code generator, whose CPU is
+fixed when it is made, so a process keeps the code it started with, and
+compiles its other boards for the baseline too (docs/design.md, "The portable
+kernel").  ``C4ENGINE_PORTABLE=0`` turns the portable kernel off (numba then
+compiles for the host), ``C4ENGINE_TUNE=0`` the compilation in the background.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import shutil
+import subprocess
 import sys
+import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -41,6 +49,7 @@ SHIPPED_DIR = KERNEL_DIR / "portable"
 CACHED_DIRS = ("kernel", "rules")  # the package's folders whose compiled functions the portable kernel holds
 SOURCES_FILE = "SOURCES"  # in a shipped folder: the hash of the kernel's sources it was compiled from
 OFF_ENV = "C4ENGINE_PORTABLE"  # "0": never use the portable kernel (the host's code is compiled)
+TUNE_ENV = "C4ENGINE_TUNE"  # "0": no compilation of the host's code in the background
 BUILD_ENV = "C4ENGINE_PORTABLE_BUILD"  # a package's kernel folder: compile its portable kernel (the wheel's build)
 # Per machine: the baseline CPU the portable code is compiled for, and the features
 # a CPU needs to run it (LLVM's names; x86-64-v2 is every x86-64 CPU since 2009).
@@ -49,6 +58,7 @@ BASELINES = {
     "aarch64": ("generic", frozenset()),
     "arm64": ("generic", frozenset()),
 }
+TUNE_LOCK_SECONDS = 600.0  # a lock older than this was left by a tuner that died
 
 _chosen: Path | None = None  # the folder numba caches the package's kernel in, once the portable kernel is on
 _decided = False
@@ -77,7 +87,7 @@ def choose() -> None:
     build = os.environ.get(BUILD_ENV)
     if build:
         _switch_on(built_folder(Path(build)))
-    elif os.environ.get(OFF_ENV) != "0" and _fits(shipped_folder()):
+    elif os.environ.get(OFF_ENV) != "0" and _fits(shipped_folder()) and not tuned():
         with suppress(OSError):  # no writable cache folder: numba compiles for the host
             _switch_on(_seeded(shipped_folder()))
 
@@ -169,7 +179,73 @@ def _locator_class() -> type:
 
 def warmed_up_7x6() -> None:
     """``c4engine warm-up`` compiled or loaded the whole of 7x6's kernel: a build of the
-    portable kernel is stamped with the sources it was compiled from."""
+    portable kernel is stamped with the sources it was compiled from, and a
+    process running the host's code marks it done (:func:`mark_tuned`)."""
     build = os.environ.get(BUILD_ENV)
     if build:
         (built_folder(Path(build)) / SOURCES_FILE).write_text(sources_hash() + "\n")
+    else:
+        mark_tuned()
+
+
+# -- the host's code -------------------------------------------------------------
+@functools.cache
+def _tuned_stamp() -> Path | None:
+    """The file that says the host's code of 7x6's whole kernel is in numba's cache:
+    in the folder numba caches the kernel's files in (cleared with it), named after
+    this CPU and the sources; None where numba has no such folder.  Found before
+    the portable kernel's locator would answer for the kernel's files."""
+    import llvmlite.binding as llvm
+    from numba.core.caching import FunctionCache
+    try:
+        cache_dir = Path(FunctionCache(choose)._cache_path)
+    except (OSError, RuntimeError):  # RuntimeError: numba finds no cache folder
+        return None
+    return cache_dir / f"c4engine-tuned-{llvm.get_host_cpu_name()}-{sources_hash()}.stamp"
+
+
+def tuned() -> bool:
+    """Whether the host's code of 7x6's whole kernel was compiled (:func:`mark_tuned`)."""
+    stamp = _tuned_stamp()
+    return stamp is not None and stamp.exists()
+
+
+def mark_tuned() -> None:
+    """Say that this process, running the host's code, has compiled or loaded 7x6's
+    whole kernel: later starts load it rather than the portable kernel."""
+    stamp = _tuned_stamp()
+    if active() or stamp is None:
+        return
+    with suppress(OSError):
+        stamp.touch()
+    with suppress(OSError):
+        _tune_lock().unlink()
+
+
+def _tune_lock() -> Path:
+    return cache_root() / sources_hash() / "tuning.lock"
+
+
+def tune_in_background() -> subprocess.Popen[bytes] | None:
+    """From a process on the portable kernel: compile the host's code of 7x6's kernel
+    in another process, at the lowest priority, unless one is at it (a lock file
+    in the kernel's cache folder) or ``C4ENGINE_TUNE=0``; that process, or None."""
+    if not active() or os.environ.get(BUILD_ENV) or os.environ.get(TUNE_ENV) == "0" or not _take(_tune_lock()):
+        return None
+    command = [sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"]
+    nice = shutil.which("nice")
+    return subprocess.Popen([nice, "-n", "19", *command] if nice else command, env={**os.environ, OFF_ENV: "0"},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _take(lock: Path) -> bool:
+    """Create ``lock``, or take over one older than TUNE_LOCK_SECONDS."""
+    with suppress(OSError):
+        if time.time() - lock.stat().st_mtime > TUNE_LOCK_SECONDS:
+            lock.unlink()
+    try:
+        lock.touch(exist_ok=False)
+    except OSError:
+        return False
+    return True

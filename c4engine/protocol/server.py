@@ -16,6 +16,7 @@ tier (:mod:`c4engine.search.quick`) if it is not done by then, never late.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from contextlib import contextmanager, suppress
@@ -93,6 +94,7 @@ class Server:
         self.backend: Backend | None = None
         self._building: threading.Thread | None = None  # building the search for the board in play
         self._build_error: str | None = None  # why the last build failed
+        self._tuner: subprocess.Popen[bytes] | None = None  # compiling the host's code (see _build)
         self._ready = threading.Event()  # the search machinery is imported
         self._import_error: str | None = None  # the error the search machinery's import gave
         self._job: SearchJob | None = None
@@ -170,11 +172,16 @@ class Server:
         return self._building
 
     def _build(self) -> None:
+        """Build the search; on the portable kernel, have the host's code compiled in
+        the background for the next starts (:mod:`c4engine.kernel.portable`)."""
         self._ready.wait()
         try:
             self.backend = self._new_backend()
         except CommandError as err:
             self._build_error = str(err)
+        else:
+            from ..kernel.portable import tune_in_background  # loaded with the search by now
+            self._tuner = tune_in_background()
 
     def _ready_within(self, params: GoParams) -> bool:
         """Whether the search is built in time for a ``go`` with ``params``: at once if
