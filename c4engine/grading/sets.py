@@ -59,6 +59,7 @@ class SetPosition:
     scores: tuple[int | None, ...] | None
     label: str
     kind: str
+    parsed: Board | None = field(default=None, compare=False, repr=False)  # the board, once read
 
     @property
     def stones(self) -> int:
@@ -79,6 +80,9 @@ class SetPosition:
         return tuple(col for col, s in enumerate(self.scores) if s == self.best)
 
     def board(self, geometry: Geometry) -> Board:
+        """The position on ``geometry``'s board (the one the file's reader made, if any)."""
+        if self.parsed is not None and self.parsed.geometry == geometry:
+            return self.parsed
         return parse_digits(self.moves, geometry)
 
 
@@ -229,7 +233,7 @@ def _parse_line(line: str, geometry: Geometry, where: str) -> SetPosition:
             None if token == FULL else int(token) for token in tokens)
     except (RulesError, ValueError) as err:
         raise SetFileError(f"{where}: {err}") from None
-    position = SetPosition(moves, scores, label, kind)
+    position = SetPosition(moves, scores, label, kind, board)
     problem = _inconsistency(position, board, geometry)
     if problem:
         raise SetFileError(f"{where}: {problem}")
