@@ -90,7 +90,7 @@ def phase_plot(phases: dict[str, Summary]) -> str:
     axes.set_ylabel("% of moves")
     axes.set_ylim(0, 102)
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(loc="lower right")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _svg(figure)
 
 
@@ -121,7 +121,7 @@ def reference_plot(agent: str, total: Summary, references: list[dict[str, object
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
     axes.set_xlabel("% of moves")
-    axes.legend(loc="lower right")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _svg(figure)
 
 
