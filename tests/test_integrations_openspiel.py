@@ -15,7 +15,7 @@ import pytest
 from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 from open_spiel.python.algorithms.minimax import alpha_beta_search
 
-from c4engine import IllegalMoveError
+from c4engine import IllegalMoveError, Position
 from c4engine.integrations.openspiel import C4Bot, PolicyBot, UnsupportedGameError, position_of_state
 from c4engine.integrations.pettingzoo import C4Policy
 
@@ -171,6 +171,20 @@ def test_the_board_is_read_from_the_state_on_every_size() -> None:
     position = position_of_state(state, C4Bot(game).geometry)
     assert (position.width, position.height, position.connect, position.side_to_move) == (9, 7, 5, 1)
     assert position.fen().startswith("9/9/9/9/9/4p4/P3P3p[")
+
+
+@pytest.mark.parametrize("shape", [(7, 6, 4), (9, 7, 5), (11, 10, 4)], ids=lambda shape: "%dx%dk%d" % shape)
+def test_every_state_of_random_games_reads_as_its_moves_make_it(shape: tuple[int, int, int]) -> None:
+    """Against the history, which the bot never reads: the same stones, the same side to move."""
+    game, rng = connect_four(*shape), random.Random(sum(shape))
+    geometry = C4Bot(game).geometry
+    for _ in range(5):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            position = position_of_state(state, geometry)
+            assert position == Position.from_moves([action + 1 for action in state.history()], *shape)
+            assert position.side_to_move == state.current_player() + 1
+            state.apply_action(rng.choice(state.legal_actions()))
 
 
 @pytest.mark.parametrize(("game", "message"), [
