@@ -93,3 +93,18 @@ def test_c4engines_policy_as_a_kaggle_agent_beats_negamax_in_kaggles_runner() ->
         mine = order.index(0)
         reward = env.state[mine]["reward"]
         assert reward == 1 if mine == 0 else reward >= 0
+
+
+def test_kaggles_negamax_as_the_gymnasium_opponent() -> None:
+    """Kaggle's own negamax agent, through policy_from_agent, plays second against an
+    agent that copies c4engine's perfect moves: the agent wins."""
+    from kaggle_environments.envs.connectx.connectx import negamax_agent
+
+    from c4engine.integrations.gymnasium import ConnectFourEnv
+    env = ConnectFourEnv(opponent=policy_from_agent(negamax_agent))
+    engine = C4Policy(seed=5)
+    observation, info = env.reset(seed=5)
+    terminated = False
+    while not terminated:
+        observation, reward, terminated, _truncated, info = env.step(engine(observation, info["action_mask"]))
+    assert reward == 1.0 and not info["illegal_action"]

@@ -1,6 +1,6 @@
 """Kaggle ConnectX agents and the adapters' policies, each turned into the other.
 
-Public names: :func:`policy_from_agent` (any ``agent(observation, configuration)``
+Public names: :class:`Struct`, :func:`policy_from_agent` (any ``agent(observation, configuration)``
 as a PettingZoo-shaped policy, which :class:`~c4engine.integrations.openspiel.PolicyBot`,
 the Gymnasium environment's ``opponent`` and :func:`~c4engine.integrations.pettingzoo.play_game`
 take) and :func:`agent_from_policy` (a policy as a Kaggle agent, for
@@ -29,18 +29,30 @@ Agent = Callable[[Any, Any], int]
 OVERAGE_SECONDS = 60.0  # Kaggle's remainingOverageTime at the start of a game
 
 
+class Struct(dict):  # type: ignore[type-arg]
+    """A dict whose keys read as attributes too, as Kaggle's own ``Struct``: agents
+    read ``observation.board`` or ``observation["board"]`` alike."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def policy_from_agent(agent: Agent, connect: int = 4, act_timeout: float = KAGGLE_ACT_TIMEOUT) -> Policy:
     """A policy that asks ``agent`` for each move, showing it the board as Kaggle would:
     ``observation`` with ``board`` (flat, top row first, 0/1/2), ``mark`` (the side
     to move's), ``step`` and ``remainingOverageTime``, and ``configuration`` with
     ``columns``, ``rows`` (the planes' size), ``inarow`` (``connect``) and
-    ``actTimeout``; both are dicts.  The agent's answer comes back as an ``int``."""
+    ``actTimeout``; both are :class:`Struct`, dicts whose keys read as attributes
+    too, as Kaggle passes them.  The agent's answer comes back as an ``int``."""
     def policy(observation: Any, action_mask: Any = None) -> int:
         cells, mark = cells_of(observation)
         rows, columns = cells.shape
-        seen = {"board": cells.ravel().tolist(), "mark": mark, "step": int(np.count_nonzero(cells)),
-                "remainingOverageTime": OVERAGE_SECONDS}
-        configuration = {"columns": columns, "rows": rows, "inarow": connect, "actTimeout": act_timeout}
+        seen = Struct(board=cells.ravel().tolist(), mark=mark, step=int(np.count_nonzero(cells)),
+                      remainingOverageTime=OVERAGE_SECONDS)
+        configuration = Struct(columns=columns, rows=rows, inarow=connect, actTimeout=act_timeout)
         return int(agent(seen, configuration))
     return policy
 
