@@ -310,3 +310,11 @@ def test_pons_files_are_imported_once_into_a_set_that_keeps_their_classes(small_
     imported = read_set(tmp_path / "pons.set")
     assert [(p.moves, p.scores, p.label, p.kind) for p in imported.positions] == \
         [(p.moves, p.scores, "L3_R1", "pons") for p in late]
+
+
+def test_an_output_that_cannot_be_written_is_a_clear_error(set_file: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "folder"
+    built = CliRunner().invoke(grade_command, ["build", str(missing / "x.set"), "--per-class", "1"])
+    assert built.exit_code == 1 and f"cannot write {missing / 'x.set'}" in built.output
+    graded = CliRunner().invoke(grade_command, ["run", str(set_file), "--random", "1", "--html", str(missing / "r.html")])
+    assert graded.exit_code == 1 and "cannot write" in graded.output

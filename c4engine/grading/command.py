@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import IO
 
 import click
 
@@ -45,13 +47,28 @@ def build_command(output: Path, geometry: Geometry, seed: int, per_class: int, n
     classed by stones played and moves left as Pons' sets, every column scored
     exactly by c4engine's solver (docs/reference/formats.md has the rules)."""
     from ..books.build import Progress
+    _check_folder(output)
     bar = Progress(per_class * 6, 0, sys.stderr)
     grade_set, report = build_set(geometry, seed, per_class, node_limit,
                                   lambda done, _total: bar.advance(done - bar.done))
     bar.close()
-    write_set(output, grade_set)
+    _written(output, lambda: write_set(output, grade_set))
     click.echo(f"{output}: {_counts(grade_set)} on {geometry}; {report.solved} positions solved "
                f"in {report.seconds:.1f} s", err=True)
+
+
+def _check_folder(path: Path) -> None:
+    """Refuse, before any work, an output whose folder does not exist."""
+    if not path.resolve().parent.is_dir():
+        raise click.ClickException(f"cannot write {path}: no folder {path.parent}")
+
+
+def _written(path: Path, write: Callable[[], None]) -> None:
+    """Run ``write``; a click error naming ``path`` if the file cannot be written."""
+    try:
+        write()
+    except OSError as err:
+        raise click.ClickException(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def _counts(grade_set: GradeSet) -> str:
@@ -67,20 +84,19 @@ def _counts(grade_set: GradeSet) -> str:
 def import_command(output: Path, pons_files: tuple[str, ...]) -> None:
     """Store Pons' test files (Test_L1_R1 ...) as one set in OUTPUT, every column
     solved once (on 7x6 with the book), so that later gradings reuse the scores."""
+    _check_folder(output)
     sets = _load_sets(pons_files, None)
     merged = GradeSet(output.name, sets[0].geometry, tuple(p for s in sets for p in s.positions),
                       {"source": "pons " + " ".join(Path(f).name for f in pons_files)})
-    write_set(output, merged)
+    _written(output, lambda: write_set(output, merged))
     click.echo(f"{output}: {_counts(merged)}", err=True)
 
 
 def _load_sets(paths: Sequence[str], geometry: Geometry | None) -> list[GradeSet]:
-    def analyse(board):  # type: ignore[no-untyped-def]
-        return exact_scores(board, None)
     sets = []
     for path in paths:
         try:
-            sets.append(read_set(path, geometry, analyse))
+            sets.append(read_set(path, geometry, partial(exact_scores, node_limit=None)))
         except SetFileError as err:
             raise click.ClickException(str(err)) from None
     boards = {s.geometry for s in sets}
@@ -156,7 +172,7 @@ def _agent(python: str | None, shape: str, openspiel: str | None, pettingzoo: st
 def run_command(sets: tuple[str, ...], board: str | None, python: str | None, shape: str, openspiel: str | None,
                 pettingzoo: str | None, engine: str | None,
                 options: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
-                random_seed: int | None, games_path: object, player: str | None, move_seconds: float,
+                random_seed: int | None, games_path: IO[bytes] | None, player: str | None, move_seconds: float,
                 node_limit: int, agent_name: str | None, as_json: bool, html_path: Path | None) -> None:
     """Grade an agent's move in every position of SETS (set files from `grade build`,
     or Pons' Test_L*_R* files) against exact scores: perfect (the best score),
@@ -201,10 +217,10 @@ def run_command(sets: tuple[str, ...], board: str | None, python: str | None, sh
     _write(grading, as_json, html_path)
 
 
-def _grade_games(source: object, player: str | None, node_limit: int, progress: object,
+def _grade_games(source: IO[bytes], player: str | None, node_limit: int, progress: Callable[[int, int], None],
                  agent_name: str | None, command: str) -> Grading:
     try:
-        items = read_input(read_limited(source), known_variants(None))  # type: ignore[arg-type]
+        items = read_input(read_limited(source), known_variants(None))
     except ValueError as err:
         raise click.ClickException(str(err)) from None
     games = [item for item in items if isinstance(item, GameInput) and item.game.start_fen is None]
@@ -218,7 +234,7 @@ def _grade_games(source: object, player: str | None, node_limit: int, progress: 
         raise click.ClickException("the games are of different boards: grade one board at a time")
     if not games:
         raise click.ClickException("no game to grade")
-    grades, unknown = grade_games(games, player, node_limit, progress)  # type: ignore[arg-type]
+    grades, unknown = grade_games(games, player, node_limit, progress)
     name = agent_name or player or "the games' players"
     return Grading(name, games[0].geometry.name, grades, [GAMES_SET], unknown, command)
 
@@ -226,7 +242,7 @@ def _grade_games(source: object, player: str | None, node_limit: int, progress: 
 def _write(grading: Grading, as_json: bool, html_path: Path | None) -> None:
     if html_path is not None:
         from .html import write_report
-        write_report(html_path, grading)
+        _written(html_path, lambda: write_report(html_path, grading))
     if as_json:
         click.echo(json.dumps(json_document(grading), indent=1))
     else:

@@ -152,8 +152,10 @@ def write_set(path: str | Path, grade_set: GradeSet) -> None:
 # -- reading ---------------------------------------------------------------
 
 
-def read_set(path: str | Path, geometry: Geometry | None = None,
-             analyse: Callable[[Board], tuple[int | None, ...]] | None = None) -> GradeSet:
+Analyse = Callable[[Board], "tuple[int | None, ...] | None"]  # every column's score; None: too dear
+
+
+def read_set(path: str | Path, geometry: Geometry | None = None, analyse: Analyse | None = None) -> GradeSet:
     """The set at ``path``: a set file, or one of Pons' test files (whose columns
     ``analyse`` scores; a Pons file is 7x6).  SetFileError, naming the file and the
     line, for a file that cannot be read, is corrupt, or is not of ``geometry``'s
@@ -266,8 +268,7 @@ def _inconsistency(position: SetPosition, board: Board, geometry: Geometry) -> s
     return ""
 
 
-def _parse_pons(lines: list[str], name: str, where: str,
-                analyse: Callable[[Board], tuple[int | None, ...]] | None) -> GradeSet:
+def _parse_pons(lines: list[str], name: str, where: str, analyse: Analyse | None) -> GradeSet:
     """One of Pons' files, ``<moves> <score>`` a line, its columns scored by ``analyse``."""
     named = _PONS_NAME.fullmatch(name)
     positions = []
@@ -286,6 +287,8 @@ def _parse_pons(lines: list[str], name: str, where: str,
         if analyse is None:
             raise SetFileError(f"{where}: a Pons file needs its columns scored")
         scores = analyse(board)
+        if scores is None:
+            raise SetFileError(f"{where}:{number}: the position is too dear to solve")
         position = SetPosition(fields[0], scores, "", "pons")
         if position.best != stored:
             raise SetFileError(f"{where}:{number}: the file says {stored}, the solver {position.best}: "
