@@ -195,6 +195,7 @@ def test_a_seeded_random_mover_s_rates_match_a_count_made_with_bitbully(small_se
     ("hangs", "no move within 1 s"),
     ("illegal", "illegal move 99: column 99 is off the board"),
     ("fraction", "returned '3.5' (float), not a whole number"),
+    ("kaggle_fraction", "returned '3.5' (float), not a whole number"),  # never rounded to column 3
     ("crashes", "the agent's process died (killed by signal 11"),
 ])
 def test_a_bad_agent_fails_those_positions_only_and_grading_goes_on(small_set: GradeSet, name: str,
@@ -202,7 +203,7 @@ def test_a_bad_agent_fails_those_positions_only_and_grading_goes_on(small_set: G
     few = replace(small_set, positions=tuple(p for p in small_set.positions if p.stones < 12)[:8])
     bad = [p for p in few.positions if p.stones % 3 == 0]
     assert 0 < len(bad) < len(few.positions)
-    agent = python_agent(name, seconds=1.0)
+    agent = PythonAgent(f"{AGENTS}:{name}", "kaggle" if name.startswith("kaggle") else "position", 1.0)
     try:
         grades = grade_sets(agent, [few])
     finally:
@@ -318,3 +319,14 @@ def test_an_output_that_cannot_be_written_is_a_clear_error(set_file: Path, tmp_p
     assert built.exit_code == 1 and f"cannot write {missing / 'x.set'}" in built.output
     graded = CliRunner().invoke(grade_command, ["run", str(set_file), "--random", "1", "--html", str(missing / "r.html")])
     assert graded.exit_code == 1 and "cannot write" in graded.output
+
+
+def test_an_agent_drawing_from_global_randomness_gets_the_same_grades_twice(small_set: GradeSet) -> None:
+    played = []
+    for _ in range(2):
+        agent = python_agent("at_random")
+        try:
+            played.append([g.played for g in grade_sets(agent, [small_set])])
+        finally:
+            agent.close()
+    assert played[0] == played[1] and len(set(played[0])) > 3

@@ -10,7 +10,9 @@ hangs or dies, counts the position as a failure and starts another: the agent
 cannot take the grader down.
 
 Shapes: ``kaggle`` calls ``agent(observation, configuration)`` as Kaggle's
-ConnectX does and takes its 0-based column; ``position`` calls
+ConnectX does, through the adapters'
+:func:`~c4engine.integrations.kaggle_agents.policy_from_agent`, and takes its
+0-based column; ``position`` calls
 ``agent(position)`` with a :class:`c4engine.Position` and takes its column 1-W;
 ``pettingzoo`` calls ``policy(observation, action_mask)`` with
 ``connect_four_v3``'s planes (:mod:`c4engine.integrations.planes` draws them) and
@@ -29,23 +31,11 @@ import importlib.util
 import json
 import operator
 import os
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
-
-KAGGLE_ACT_TIMEOUT = 2.0
-
-
-class Struct(dict):  # type: ignore[type-arg]
-    """A dict whose keys read as attributes too, as Kaggle's ``Struct`` does."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
 
 def load(spec: str) -> Callable[..., Any]:
     """The function ``spec`` names; ValueError saying why it cannot be had."""
@@ -67,29 +57,18 @@ def load(spec: str) -> Callable[..., Any]:
     return function
 
 
-def kaggle_arguments(moves: list[int], width: int, height: int, connect: int) -> tuple[Struct, Struct]:
-    """Kaggle's observation and configuration for the position after ``moves`` (0-based
-    columns): the board a flat list, top row first, 1 and 2 the first and second player."""
-    board = [0] * (width * height)
-    heights = [0] * width
-    for ply, col in enumerate(moves):
-        row = height - 1 - heights[col]
-        board[row * width + col] = 1 + ply % 2
-        heights[col] += 1
-    observation = Struct(board=board, mark=1 + len(moves) % 2, step=len(moves), remainingOverageTime=60)
-    configuration = Struct(columns=width, rows=height, inarow=connect, actTimeout=KAGGLE_ACT_TIMEOUT,
-                           timeout=KAGGLE_ACT_TIMEOUT, agentTimeout=60, episodeSteps=1000)
-    return observation, configuration
-
-
-def pettingzoo_arguments(moves: list[int], width: int, height: int, connect: int) -> tuple[Any, Any]:
-    """``connect_four_v3``'s observation planes and action mask for the player to move."""
+def policy_arguments(moves: list[int], width: int, height: int) -> tuple[Any, Any]:
+    """``connect_four_v3``'s observation planes and action mask for the player to move
+    after ``moves`` (0-based columns), drawn by the adapters' :mod:`~c4engine.integrations.planes`."""
     import numpy as np
 
     from ..integrations.planes import action_mask_of, planes_of
-    observation, _ = kaggle_arguments(moves, width, height, connect)
-    cells = np.array(observation.board, dtype=np.int8).reshape(height, width)
-    return planes_of(cells, observation.mark), action_mask_of(cells)
+    cells = np.zeros((height, width), dtype=np.int8)  # row 0 the top, 1 and 2 the players' stones
+    heights = [0] * width
+    for ply, col in enumerate(moves):
+        cells[height - 1 - heights[col], col] = 1 + ply % 2
+        heights[col] += 1
+    return planes_of(cells, 1 + len(moves) % 2), action_mask_of(cells)
 
 
 class OpenSpielPlayer:
@@ -128,29 +107,41 @@ def mcts_factory(simulations: int) -> Callable[[Any], Any]:
     return factory
 
 
+class NotAColumn(Exception):
+    """An agent's answer that is no whole number: it names the answer."""
+
+
+def whole(result: object) -> int:
+    """``result`` as a whole number (numpy's included), or NotAColumn."""
+    if isinstance(result, bool):
+        raise NotAColumn(f"returned {result!r}, not a column")
+    try:
+        return operator.index(result)  # type: ignore[arg-type]
+    except TypeError:
+        raise NotAColumn(f"returned {str(result)[:40]!r} ({type(result).__name__}), not a whole number") from None
+
+
 def answer(agent: Callable[..., Any], shape: str, request: dict[str, Any]) -> dict[str, Any]:
     """The agent's column for ``request`` as 0-based ``move``, or the ``error`` it made."""
     moves, width, height, connect = request["moves"], request["width"], request["height"], request["connect"]
     offset = 0
     try:
-        if shape == "kaggle":
-            result = agent(*kaggle_arguments(moves, width, height, connect))
+        if shape == "kaggle":  # the answer is checked before the adapter's int() could round it
+            from ..integrations.kaggle_agents import policy_from_agent
+            move = policy_from_agent(lambda *seen: whole(agent(*seen)), connect)(*policy_arguments(moves, width, height))
         elif shape == "pettingzoo":
-            result = agent(*pettingzoo_arguments(moves, width, height, connect))
+            move = whole(agent(*policy_arguments(moves, width, height)))
         elif shape == "openspiel":
-            result = agent(moves, width, height, connect)
+            move = whole(agent(moves, width, height, connect))
         else:
             from ..position import Position
-            result = agent(Position.from_moves([c + 1 for c in moves], width, height, connect))
+            move = whole(agent(Position.from_moves([c + 1 for c in moves], width, height, connect)))
             offset = 1
+    except NotAColumn as err:
+        return {"error": str(err)}
     except Exception as err:  # the agent's own failure, reported, never fatal here
         return {"error": f"raised {type(err).__name__}: {str(err)[:200]}"}
-    if isinstance(result, bool):
-        return {"error": f"returned {result!r}, not a column"}
-    try:
-        return {"move": operator.index(result) - offset}
-    except TypeError:
-        return {"error": f"returned {str(result)[:40]!r} ({type(result).__name__}), not a whole number"}
+    return {"move": move - offset}
 
 
 def agent_of(spec: str, shape: str) -> Callable[..., Any]:
@@ -177,7 +168,20 @@ def serve(spec: str, shape: str, replies: TextIO) -> None:
         replies.flush()
 
 
+def seed_global_randomness() -> None:
+    """Seed Python's and numpy's global random generators (with 0), which agents such
+    as Kaggle's ``negamax`` draw their ties from: the same set in the same order
+    then gets the same moves."""
+    random.seed(0)
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    np.random.seed(0)
+
+
 def main() -> None:
+    seed_global_randomness()
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the agent's prints go to standard error
     sys.stdout = sys.stderr

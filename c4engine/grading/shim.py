@@ -18,7 +18,7 @@ import sys
 from typing import TextIO
 
 from ..geometry import STANDARD
-from .child import agent_of, answer
+from .child import agent_of, answer, seed_global_randomness
 
 
 def serve(shape: str, spec: str, commands: TextIO, replies: TextIO) -> None:
@@ -52,6 +52,7 @@ def serve(shape: str, spec: str, commands: TextIO, replies: TextIO) -> None:
 
 
 def main() -> None:
+    seed_global_randomness()
     replies = sys.stdout
     sys.stdout = sys.stderr  # the agent's prints go to standard error
     serve(sys.argv[1], sys.argv[2], sys.stdin, replies)

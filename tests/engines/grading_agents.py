@@ -76,3 +76,17 @@ def prints(position: Position) -> int:
 def first_free(observation: object, action_mask: object) -> int:
     """A PettingZoo policy: the first column its mask allows."""
     return list(action_mask).index(1)  # type: ignore[call-overload]
+
+
+def kaggle_fraction(observation: object, configuration: object) -> object:
+    """Kaggle's shape: 3.5 where ``fraction`` says it, else the first free column (0-based)."""
+    board = observation.board  # type: ignore[attr-defined]
+    if sum(1 for cell in board if cell) % 3 == 0:
+        return 3.5
+    return next(col for col in range(configuration.columns) if board[col] == 0)  # type: ignore[attr-defined]
+
+
+def at_random(position: Position) -> int:
+    """Any legal column, from Python's global random generator."""
+    import random
+    return random.choice(position.legal_moves())
