@@ -236,7 +236,9 @@ def test_keys_past_64_bits_are_kept_whole(tmp_path: Path) -> None:
     again.close()
     with sqlite3.connect(path) as connection:
         kinds = dict(connection.execute("SELECT typeof(key), COUNT(*) FROM answers GROUP BY typeof(key)"))
+        widths = set(connection.execute("SELECT board, length(key) FROM answers WHERE typeof(key) = 'blob'"))
     assert kinds == {"blob": 60, "integer": 20}
+    assert widths == {("8x8", 9), ("16x7", 16), ("26x3", 13)}  # the board's key bits, in bytes
 
 
 def test_a_cache_file_written_before_wide_boards_still_opens(tmp_path: Path) -> None:

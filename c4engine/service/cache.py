@@ -2,8 +2,8 @@
 
 One row per position and its mirror image: the key is the smaller of the two
 bitboard keys (Pons' ``current + mask``), stored as a signed 64-bit INTEGER
-when it fits 64 bits and as a 16-byte BLOB when it does not (boards of 72-128
-bits, :func:`folded`), the value every column's exact score
+when it fits 64 bits and as a BLOB of the board's key bytes when it does not
+(boards of 72-128 bits, :func:`folded`), the value every column's exact score
 (one signed byte each, :data:`~.answer.FULL_COLUMN` for a full column) as seen
 from the position with that key, reversed when the other one is asked for.
 Only exact answers are stored.
@@ -27,13 +27,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ..geometry import MAX_BITS
 from ..rules.bits import mirror
 from ..rules.board import Board
 from .answer import FULL_COLUMN, Analysis, Bounds
 
-ROW_BYTES = 96  # a row and its index entry, measured at about 50 (docs/service.md), with room
-WIDE_KEY_BYTES = MAX_BITS // 8  # a key past 64 bits, as wide as the widest board
+ROW_BYTES = 96  # a row and its index entry, measured at about 47 on 7x6, 83 on 26x3 (docs/service.md)
 BATCH = 512  # rows per transaction at most
 WAL_PAGES = 256  # checkpoint the log every 1 MB of pages (SQLite's default is 4 MB)
 SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
@@ -50,15 +48,17 @@ def folded(board: Board) -> tuple[int | bytes, bool]:
 
     A key of at most 64 bits is the signed 64-bit integer the cache has always
     stored, so that files written before wide boards were served keep their rows;
-    a wider one (boards of 72-128 bits: SQLite's INTEGER holds 64) is its 16 bytes,
-    big-endian, a BLOB in the same column.  The column's INTEGER affinity keeps a
+    a wider one (boards of 72-128 bits: SQLite's INTEGER holds 64) is a BLOB in
+    the same column, big-endian, as many bytes as the board's keys have bits
+    (9 on 8x8, 16 on 16x7: a row of 26x3 takes some 83 bytes, within
+    :data:`ROW_BYTES`).  The column's INTEGER affinity keeps a
     BLOB as it is, and SQLite never takes an integer and a BLOB for equal, so the
     two kinds of key cannot meet."""
     geometry = board.geometry
     key, image = board.key, mirror(board.key, geometry.width, geometry.height)
     smaller = min(key, image)
     if smaller >= 1 << 64:
-        return smaller.to_bytes(WIDE_KEY_BYTES, "big"), image < key
+        return smaller.to_bytes((geometry.key_bits + 7) // 8, "big"), image < key
     return smaller - (1 << 64) if smaller >= 1 << 63 else smaller, image < key
 
 
