@@ -330,3 +330,19 @@ def test_an_agent_drawing_from_global_randomness_gets_the_same_grades_twice(smal
         finally:
             agent.close()
     assert played[0] == played[1] and len(set(played[0])) > 3
+
+
+def test_a_board_past_nine_columns_is_refused_for_sets(tmp_path: Path) -> None:
+    result = CliRunner().invoke(grade_command, ["build", str(tmp_path / "wide.set"), "--board", "10x8"])
+    assert result.exit_code == 2 and "9 columns" in result.output
+    assert not (tmp_path / "wide.set").exists()
+
+
+def test_played_games_in_pgn_are_graded_for_one_player(tmp_path: Path) -> None:
+    games = tmp_path / "games.pgn"
+    games.write_text('[White "Ann"]\n[Black "Bob"]\n[Result "1-0"]\n\n1. 4 5 2. 4 5 3. 4 5 4. 4 1-0\n')
+    result = CliRunner().invoke(grade_command, ["run", "--games", str(games), "--player", "Ann", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [p["moves"] for p in document["positions"]] == ["", "45", "4545", "454545"]
+    assert document["positions"][-1]["perfect"] and document["agent"] == "Ann"

@@ -48,3 +48,24 @@ def test_a_python_agent_climbs_the_ladder_through_the_referee() -> None:
     assert set(levels) == {0, 20}
     assert all(e["wins"] + e["draws"] + e["losses"] == 2 for e in levels.values())
     assert levels[20]["losses"] == 2  # the first free column every move loses to full strength
+
+
+def test_each_level_s_match_gets_the_ladder_s_settings() -> None:
+    from c4engine.grading.ladder import LadderSettings, level_config
+    from c4engine.referee.config import EngineSpec
+    from c4engine.referee.stats import SprtParams
+    sprt = SprtParams(elo0=0, elo1=50)
+    config = level_config(EngineSpec("agent"), "c4engine", 5, LadderSettings(4, 30, 500, 7, sprt, 2))
+    assert config.engines[1].options == (("Skill Level", "5"),)
+    assert (config.games, config.movetime, config.timemargin, config.sprt, config.concurrency) == (4, 30, 500, sprt, 2)
+    assert config.seed == 12 and config.order == "random"
+
+
+@pytest.mark.parametrize(("arguments", "says"), [
+    (["--engine", "x", "--levels", "3"], "the scale is measured at levels 0, 5, 10, 15, 20"),
+    (["--engine", "x", "--python", "m:f"], "give one agent"),
+    (["--engine", "x", "--sprt", "elo0=1 elo1=0"], "--sprt"),
+])
+def test_bad_ladder_settings_are_refused_before_any_game(arguments: list[str], says: str) -> None:
+    result = CliRunner().invoke(grade_command, ["ladder", *arguments])
+    assert result.exit_code == 2 and says in result.output

@@ -18,6 +18,7 @@ from ..geometry import Geometry
 from ..referee.cli import known_variants
 from ..referee.cluster import check_address, run_cluster_match
 from ..referee.config import EngineSpec, MatchConfig
+from ..rules.notation import uses_digits
 from ..reviewer.games import GameInput, InputProblem, read_input, read_limited
 from .agents import SHAPES, Agent, AgentUnusable, EngineAgent, PythonAgent, RandomAgent
 from .build import DEFAULT_NODE_LIMIT, build_set, exact_scores
@@ -47,6 +48,9 @@ def build_command(output: Path, geometry: Geometry, seed: int, per_class: int, n
     classed by stones played and moves left as Pons' sets, every column scored
     exactly by c4engine's solver (docs/reference/formats.md has the rules)."""
     from ..books.build import Progress
+    if not uses_digits(geometry):
+        raise click.BadParameter(f"{geometry}: a set writes moves as column digits, so boards of up to "
+                                 f"9 columns", param_hint="--board")
     _check_folder(output)
     bar = Progress(per_class * 6, 0, sys.stderr)
     grade_set, report = build_set(geometry, seed, per_class, node_limit,

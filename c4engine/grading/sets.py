@@ -34,7 +34,7 @@ from pathlib import Path
 from ..geometry import STANDARD, Geometry, GeometryError
 from ..inputs import decode_line, open_regular
 from ..rules.board import Board, RulesError
-from ..rules.notation import is_digit_string, parse_board, parse_digits
+from ..rules.notation import is_digit_string, parse_board, parse_digits, uses_digits
 from ..rules.scores import win_now
 
 MAGIC = "c4engine grading set"
@@ -201,6 +201,8 @@ def _parse_set(lines: list[str], name: str, where: str) -> GradeSet:
         geometry = parse_board(header["board"])
     except GeometryError as err:
         raise SetFileError(f"{where}: board {header['board']!r}: {err}") from None
+    if not uses_digits(geometry):
+        raise SetFileError(f"{where}: board {geometry}: a set's moves are column digits, so 9 columns at most")
     positions = tuple(_parse_line(line, geometry, f"{where}:{number}")
                       for number, line in enumerate(body, start=blank + 2))
     if str(len(positions)) != header["positions"]:
