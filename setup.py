@@ -1,7 +1,8 @@
-"""The wheel's build: the package, and 7x6's kernel compiled for a baseline CPU.
+"""The wheel's build: the package, and the kernels of 7x6 and the boards with a
+network compiled for a baseline CPU.
 
-``c4engine/kernel/portable.py`` says why and how the compiled kernel is used.
-The kernel is compiled by ``c4engine warm-up --board 7x6`` run on the built
+``c4engine/kernel/portable.py`` says why and how the compiled kernels are used.
+They are compiled by ``c4engine warm-up --shipped`` run on the built
 package, with ``C4ENGINE_PORTABLE_BUILD`` naming its kernel folder, in the
 build's environment (numba is a build requirement: the code fits the numba
 version built with, and elsewhere numba compiles as before).  The wheel is then
@@ -32,7 +33,7 @@ class BuildWithPortableKernel(build_py):
 
 
 def compile_portable_kernel(build_lib: Path) -> None:
-    """Compile 7x6's kernel for the baseline CPU into ``build_lib``'s package, with
+    """Compile the shipped boards' kernels for the baseline CPU into ``build_lib``'s package, with
     numba's and the kernel's caches kept out of it."""
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "PYTHONPATH": str(build_lib), "PYTHONDONTWRITEBYTECODE": "1",
@@ -40,8 +41,7 @@ def compile_portable_kernel(build_lib: Path) -> None:
                "NUMBA_CACHE_DIR": str(Path(scratch) / "numba"), "C4ENGINE_KERNEL_CACHE": str(Path(scratch) / "kernels")}
         for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "C4ENGINE_PORTABLE"):
             env.pop(name, None)
-        subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"], env=env, check=True,
-                       cwd=scratch)
+        subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--shipped"], env=env, check=True, cwd=scratch)
 
 
 class CompiledKernelDistribution(Distribution):

@@ -240,25 +240,32 @@ def _parse_boards(ctx: click.Context, param: click.Parameter, values: tuple[str,
 
 
 @cli.command("warm-up")
-@click.option("--board", "boards", multiple=True, required=True, callback=_parse_boards,
+@click.option("--board", "boards", multiple=True, callback=_parse_boards,
               help="A board to compile, WxH or WxHkK (as --board elsewhere); repeat for several.")
-def warm_up(boards: list[Geometry]) -> None:
+@click.option("--shipped", is_flag=True,
+              help="The boards whose kernels the wheel carries compiled: 7x6 and those with a network.")
+def warm_up(boards: list[Geometry], shipped: bool) -> None:
     """Compile the search kernel of each board named, ahead of its first use.
 
     numba compiles a board's kernel the first time the board is used on an
     installation, seconds of CPU that the first game, search or solve on it would
-    otherwise wait for; later starts load it from the cache.  7x6 comes compiled
-    with the first use of the engine."""
-    from .kernel.portable import warmed_up_7x6
+    otherwise wait for; later starts load it from the cache.  The wheel carries
+    the kernels of 7x6 and the boards with a network compiled for a baseline CPU
+    (``--shipped``), and the engine has them compiled for this CPU in the
+    background."""
+    from .kernel.portable import SHIPPED_BOARDS, warmed_up
     from .search.searcher import Searcher
+    if shipped:
+        boards = [*boards, *(Geometry.parse(name) for name in SHIPPED_BOARDS if Geometry.parse(name) not in boards)]
+    if not boards:
+        raise click.UsageError("name a board (--board) or --shipped")
     for number, geometry in enumerate(boards, start=1):
         click.echo(f"[{number}/{len(boards)}] {geometry}: compiling or loading...", err=True)
         started = time.process_time()
         Searcher(2, threads=2, geometry=geometry).warm_up()
         click.echo(f"[{number}/{len(boards)}] {geometry}: ready ({time.process_time() - started:.1f} s of CPU)",
                    err=True)
-    if STANDARD in boards:
-        warmed_up_7x6()
+    warmed_up(every_shipped_board=shipped)
 
 
 def skip_unused_numba_extras() -> None:

@@ -21,6 +21,7 @@ import pytest
 from c4engine.kernel import portable
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+SHIPPED_COPY = "5x4"  # a board shipped in the test's build beside 7x6, as the wheel ships those with a network
 README_COMMAND = "uci\nisready\nposition startpos\ngo movetime 1000\n"
 START_CEILING_S = 120.0  # a fresh start's readyok, on a loaded machine: generous, it only catches a hang
 
@@ -33,7 +34,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPOSITORY / "c4engine", root / "c4engine",
                     ignore=shutil.ignore_patterns("__pycache__", "portable"))
     scratch = tmp_path_factory.mktemp("build-caches")
-    done = subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"],
+    done = subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6", "--board", SHIPPED_COPY],
                           env=engine_env(root, scratch, C4ENGINE_PORTABLE_BUILD=str(root / "c4engine" / "kernel")),
                           capture_output=True, text=True, timeout=900, cwd=root)
     assert done.returncode == 0, done.stderr
@@ -78,6 +79,15 @@ def compiled_files(caches: Path) -> list[Path]:
     return sorted((caches / "numba").rglob("*.nbi")) if (caches / "numba").exists() else []
 
 
+def added_to_the_portable_kernel(package: Path, caches: Path) -> set[str]:
+    """The files numba added to the copy of the shipped kernel in use (one per
+    function compiled in a process on the portable kernel)."""
+    seeded = list((caches / "kernels").glob("*/portable-*"))
+    assert len(seeded) == 1, seeded
+    return ({str(path.relative_to(seeded[0])) for path in seeded[0].rglob("*")}
+            - {str(path.relative_to(shipped(package))) for path in shipped(package).rglob("*")})
+
+
 def test_the_build_keys_every_entry_on_the_baseline_cpu(package: Path) -> None:
     """Each shipped entry is keyed on the baseline's name and no extra features: a
     process whose numba targets another CPU looks up another key and never loads it."""
@@ -97,8 +107,18 @@ def test_a_first_start_loads_the_shipped_kernel_and_compiles_nothing(package: Pa
     assert ready_s < START_CEILING_S
     assert out.splitlines()[-1].startswith("bestmove 4"), out
     assert compiled_files(tmp_path) == []
-    seeded = list((tmp_path / "kernels").glob("*/portable-*"))
-    assert len(seeded) == 1 and {p.name for p in seeded[0].rglob("*")} >= {p.name for p in shipped(package).rglob("*")}
+    assert added_to_the_portable_kernel(package, tmp_path) == set()
+
+
+def test_a_shipped_boards_first_solve_compiles_nothing(package: Path, tmp_path: Path) -> None:
+    """A board shipped beside 7x6 (the wheel ships those with a network): its first
+    ``solve`` loads the whole kernel shipped for it."""
+    done = subprocess.run([sys.executable, "-m", "c4engine", "solve", "--board", SHIPPED_COPY], input="1122\n",
+                          capture_output=True, text=True, timeout=START_CEILING_S, env=engine_env(package, tmp_path),
+                          cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("1122 "), done.stdout + done.stderr
+    assert compiled_files(tmp_path) == []
+    assert added_to_the_portable_kernel(package, tmp_path) == set()
 
 
 def test_two_processes_starting_at_once_on_empty_caches_both_answer(package: Path, tmp_path: Path) -> None:
@@ -108,6 +128,7 @@ def test_two_processes_starting_at_once_on_empty_caches_both_answer(package: Pat
     for out in outs:
         assert out.splitlines()[-1].startswith("bestmove 4"), out
     assert compiled_files(tmp_path) == []
+    assert added_to_the_portable_kernel(package, tmp_path) == set()
 
 
 def uses_portable(package: Path, caches: Path, **more: str) -> bool:

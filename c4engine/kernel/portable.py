@@ -1,4 +1,4 @@
-"""The portable kernel: 7x6's compiled code for a baseline CPU, shipped in the wheel.
+"""The portable kernel: compiled code for a baseline CPU, shipped in the wheel.
 
 numba caches a function under a key of its signature, the machine's target
 triple, the CPU's name and features, and its bytecode, in an index stamped with
@@ -7,23 +7,26 @@ numba's version and a hash of the source file's content (numba 0.68,
 compiled with ``NUMBA_CPU_NAME`` set to a baseline such as ``x86-64-v2`` and no
 extra features runs on every CPU that has the baseline's, so the wheel can carry
 it, built when the wheel is built (``setup.py``), in ``portable/<tag>`` beside
-this file, the tag naming the machine, Python and numba it is for.
+this file, the tag naming the machine, Python and numba it is for: 7x6's whole
+kernel and the per-board copies (:mod:`.specialise`) of :data:`SHIPPED_BOARDS`,
+the boards with a network, each in a folder named as the package's kernel
+folder or the copy's.
 
 A process uses it when it fits (:func:`choose`): the same numba, Python, machine
 and kernel sources, a CPU with the baseline's features, and numba's CPU not
 chosen already (by ``NUMBA_CPU_NAME``, or by a compilation).  It then copies the shipped
 files to a folder of the kernel's cache (numba may add entries, and the package
-may be read-only), points numba's cache of the package's kernel files there
-(:func:`_locator_class`), and compiles nothing of 7x6's kernel: the first start
-loads it.  Where anything does not fit, numba compiles for the host as before;
+may be read-only), points numba's cache of the package's kernel files and of the
+copies there (:func:`_locator_class`), and compiles nothing of the shipped
+boards' kernels: their first use loads them.  Where anything does not fit, numba compiles for the host as before;
 numba's own key keeps a mismatched entry from ever loading.
 
 The baseline's code searches a few per cent slower than code tuned to the host
 (docs/figures.md, "Start-up").  So the engine, started on the portable kernel,
-has the host's code compiled in another process, at the lowest priority
-(:func:`tune_in_background`: ``c4engine warm-up --board 7x6`` without the
-portable kernel, which stamps it done, :func:`mark_tuned`); the starts after it
-load the host's code.  One numba process has one code generator, whose CPU is
+has the host's code of the shipped boards compiled in another process, at the
+lowest priority (:func:`tune_in_background`: ``c4engine warm-up --shipped``
+without the portable kernel, which stamps it done, :func:`mark_tuned`); the
+starts after it load the host's code.  One numba process has one code generator, whose CPU is
 fixed when it is made, so a process keeps the code it started with, and
 compiles its other boards for the baseline too (docs/design.md, "The portable
 kernel").  ``C4ENGINE_PORTABLE=0`` turns the portable kernel off (numba then
@@ -58,6 +61,10 @@ BASELINES = {
     "aarch64": ("generic", frozenset()),
     "arm64": ("generic", frozenset()),
 }
+# The boards whose kernels the wheel carries: 7x6, and those with a network
+# (c4engine/data/ntuple-*.npz), which a Kaggle configuration or a page's board
+# chooser is likeliest to name.
+SHIPPED_BOARDS = ("7x6", "6x7", "7x7", "8x7", "8x8", "9x6")
 TUNE_LOCK_SECONDS = 600.0  # a lock older than this was left by a tuner that died
 
 _chosen: Path | None = None  # the folder numba caches the package's kernel in, once the portable kernel is on
@@ -75,6 +82,12 @@ def tag() -> str:
 def active() -> bool:
     """Whether this process runs the portable kernel (or builds it)."""
     return _chosen is not None
+
+
+def holds(folder_name: str) -> bool:
+    """Whether the portable kernel in use holds the compiled functions of the kernel
+    folder ``folder_name`` (``kernel``, or a copy's module name)."""
+    return _chosen is not None and (_chosen / folder_name).is_dir()
 
 
 def choose() -> None:
@@ -161,7 +174,8 @@ def _locator_class() -> type:
     from numba.core.caching import InTreeCacheLocator
 
     class Locator(InTreeCacheLocator):  # type: ignore[misc]
-        """The cache of a function of the package's kernel files: ``<root>/<folder>``."""
+        """The cache of a function of the package's kernel files or of a board's copy:
+        ``<root>/<folder>``."""
 
         def __init__(self, py_func: Any, py_file: str) -> None:
             super().__init__(py_func, py_file)
@@ -170,28 +184,35 @@ def _locator_class() -> type:
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
-            if _chosen is None or Path(py_file).resolve().parent not in [PACKAGE_DIR / name for name in CACHED_DIRS]:
+            if _chosen is None or not _kernel_folder(Path(py_file).resolve().parent):
                 return None
             return super().from_function(py_func, py_file)
 
     return Locator
 
 
-def warmed_up_7x6() -> None:
-    """``c4engine warm-up`` compiled or loaded the whole of 7x6's kernel: a build of the
-    portable kernel is stamped with the sources it was compiled from, and a
-    process running the host's code marks it done (:func:`mark_tuned`)."""
+def _kernel_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds the package's compiled files or a board's copy."""
+    copies = (cache_root() / sources_hash()).resolve()
+    return folder in [PACKAGE_DIR / name for name in CACHED_DIRS] or folder.parent == copies
+
+
+def warmed_up(every_shipped_board: bool) -> None:
+    """``c4engine warm-up`` compiled or loaded the whole kernels of its boards: a
+    build of the portable kernel is stamped with the sources it was compiled from;
+    a process running the host's code that did it for :data:`SHIPPED_BOARDS` marks
+    it done (:func:`mark_tuned`)."""
     build = os.environ.get(BUILD_ENV)
     if build:
         (built_folder(Path(build)) / SOURCES_FILE).write_text(sources_hash() + "\n")
-    else:
+    elif every_shipped_board:
         mark_tuned()
 
 
 # -- the host's code -------------------------------------------------------------
 @functools.cache
 def _tuned_stamp() -> Path | None:
-    """The file that says the host's code of 7x6's whole kernel is in numba's cache:
+    """The file that says the host's code of the shipped boards is in numba's cache:
     in the folder numba caches the kernel's files in (cleared with it), named after
     this CPU and the sources; None where numba has no such folder.  Found before
     the portable kernel's locator would answer for the kernel's files."""
@@ -205,14 +226,14 @@ def _tuned_stamp() -> Path | None:
 
 
 def tuned() -> bool:
-    """Whether the host's code of 7x6's whole kernel was compiled (:func:`mark_tuned`)."""
+    """Whether the host's code of the shipped boards was compiled (:func:`mark_tuned`)."""
     stamp = _tuned_stamp()
     return stamp is not None and stamp.exists()
 
 
 def mark_tuned() -> None:
-    """Say that this process, running the host's code, has compiled or loaded 7x6's
-    whole kernel: later starts load it rather than the portable kernel."""
+    """Say that this process, running the host's code, has compiled or loaded the
+    shipped boards' kernels: later starts load it rather than the portable kernel."""
     stamp = _tuned_stamp()
     if active() or stamp is None:
         return
@@ -227,12 +248,12 @@ def _tune_lock() -> Path:
 
 
 def tune_in_background() -> subprocess.Popen[bytes] | None:
-    """From a process on the portable kernel: compile the host's code of 7x6's kernel
-    in another process, at the lowest priority, unless one is at it (a lock file
+    """From a process on the portable kernel: compile the host's code of the shipped
+    boards in another process, at the lowest priority, unless one is at it (a lock file
     in the kernel's cache folder) or ``C4ENGINE_TUNE=0``; that process, or None."""
     if not active() or os.environ.get(BUILD_ENV) or os.environ.get(TUNE_ENV) == "0" or not _take(_tune_lock()):
         return None
-    command = [sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"]
+    command = [sys.executable, "-m", "c4engine", "warm-up", "--shipped"]
     nice = shutil.which("nice")
     return subprocess.Popen([nice, "-n", "19", *command] if nice else command, env={**os.environ, OFF_ENV: "0"},
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -92,15 +92,15 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     board compiles in about half the time: the copy leaves out the evaluation of
     the depth-limited search and the probes of the opening books.  The whole
     kernel serves instead when it has been compiled already, or, on 7x6 (whose
-    whole kernel is this package), loaded in this process or shipped compiled
-    (:mod:`.portable`).
+    whole kernel is this package), loaded in this process; or when it is
+    shipped compiled (:mod:`.portable`).
 
     ``two_words`` asks for the kernel of boards past 64 bits on a board that fits
     one word, which the tests compare with the one-word kernel (docs/design.md,
     "Boards past 64 bits")."""
     own = geometry == STANDARD and not two_words
     full = (full or _compiled_stamp(geometry, True, two_words).exists()
-            or (own and (_OWN_SEARCH in sys.modules or _portable_kernel_on())))
+            or (own and _OWN_SEARCH in sys.modules) or _shipped_compiled(geometry, two_words))
     if own and full:
         package = __package__ or "c4engine.kernel"
     else:
@@ -110,11 +110,12 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     return Kernel(geometry, **modules)
 
 
-def _portable_kernel_on() -> bool:
-    """Whether 7x6's whole kernel is the portable one, shipped compiled
-    (:mod:`.portable`; decided when the kernel's first module is imported)."""
+def _shipped_compiled(geometry: Geometry, two_words: bool) -> bool:
+    """Whether ``geometry``'s whole kernel is in the portable kernel in use, shipped
+    compiled (:mod:`.portable`; chosen when the kernel's first module is imported)."""
     importlib.import_module(f"{__package__ or 'c4engine.kernel'}.jit")
-    return portable.active()
+    own = geometry == STANDARD and not two_words
+    return portable.holds("kernel" if own else module_name(geometry, True, two_words))
 
 
 def _compiled_stamp(geometry: Geometry, full: bool, two_words: bool) -> Path:
