@@ -234,7 +234,7 @@ def test_an_engine_told_its_board_before_isready_compiles_that_board_alone(tmp_p
 
 def test_warm_up_needs_a_board() -> None:
     done = run_command("warm-up", env=dict(os.environ))
-    assert done.returncode == 2 and "Missing option '--board'" in done.stderr
+    assert done.returncode == 2 and "name a board (--board) or --shipped" in done.stderr
 
 
 KERNEL_MODULE_CALL = re.compile(r"\b(?:evaluation|solve|solver|negamax|layout|built_book|table|resolve|ntuple)"
