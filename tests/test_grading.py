@@ -346,3 +346,22 @@ def test_played_games_in_pgn_are_graded_for_one_player(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert [p["moves"] for p in document["positions"]] == ["", "45", "4545", "454545"]
     assert document["positions"][-1]["perfect"] and document["agent"] == "Ann"
+
+
+@pytest.mark.parametrize(("mode", "says"), [
+    ("crash", "the engine failed"),
+    ("stall", "no move in time"),
+    ("illegal", "illegal move"),
+])
+def test_a_bad_engine_fails_every_position_and_grading_goes_on(small_set: GradeSet, mode: str, says: str) -> None:
+    import sys
+    from c4engine.engine.limits import Limit
+    from c4engine.grading.agents import EngineAgent
+    few = replace(small_set, positions=small_set.positions[:3])
+    command = f"{sys.executable} {TESTS / 'engines' / 'misbehaving_engine.py'} {mode}"
+    agent = EngineAgent(command, [], Limit(time=0.05), STANDARD)
+    try:
+        grades = grade_sets(agent, [few])
+    finally:
+        agent.close()
+    assert len(grades) == 3 and all(says in g.failure for g in grades), [g.failure for g in grades]
