@@ -14,23 +14,25 @@ folder or the copy's.
 
 A process uses it when it fits (:func:`choose`): the same numba, Python, machine
 and kernel sources, a CPU with the baseline's features, and numba's CPU not
-chosen already (by ``NUMBA_CPU_NAME``, or by a compilation).  It then copies the shipped
-files to a folder of the kernel's cache (numba may add entries, and the package
-may be read-only), points numba's cache of the package's kernel files and of the
-copies there (:func:`_locator_class`), and compiles nothing of the shipped
-boards' kernels: their first use loads them.  Where anything does not fit, numba compiles for the host as before;
-numba's own key keeps a mismatched entry from ever loading.
+chosen already (by ``NUMBA_CPU_NAME``, or by a compilation). It then copies the
+shipped files to a folder of the kernel's cache (numba may add entries, and the
+package may be read-only), points numba's cache of the package's kernel files
+and of the copies there (:func:`_locator_class`), and compiles nothing of the
+shipped boards' kernels: their first use loads them. Where anything does not
+fit, numba compiles for the host as before; numba's own key keeps a mismatched
+entry from ever loading.
 
 The baseline's code searches a few per cent slower than code tuned to the host
-(docs/figures.md, "Start-up").  So the engine, started on the portable kernel,
+(docs/figures.md, "Start-up"). So the engine, started on the portable kernel,
 has the host's code of the shipped boards compiled in another process, at the
 lowest priority (:func:`tune_in_background`: ``c4engine warm-up --shipped``
 without the portable kernel, which stamps it done, :func:`mark_tuned`); the
-starts after it load the host's code.  One numba process has one code generator, whose CPU is
-fixed when it is made, so a process keeps the code it started with, and
-compiles its other boards for the baseline too (docs/design.md, "The portable
-kernel").  ``C4ENGINE_PORTABLE=0`` turns the portable kernel off (numba then
-compiles for the host), ``C4ENGINE_TUNE=0`` the compilation in the background.
+starts after it load the host's code. One numba process has one code generator,
+whose CPU is fixed when it is made, so a process keeps the code it started with,
+and compiles its other boards for the baseline too (docs/design.md, "The
+portable kernel"). ``C4ENGINE_PORTABLE=0`` turns the portable kernel off (numba
+then compiles for the host), ``C4ENGINE_TUNE=0`` the compilation in the
+background.
 """
 
 from __future__ import annotations
@@ -147,7 +149,8 @@ def _numba_cpu_free() -> bool:
     from numba.core import caching, config
     from numba.core.registry import cpu_target
     return (config.CPU_NAME is None and config.CPU_FEATURES is None and not config.CACHE_LOCATOR_CLASSES
-            and hasattr(caching, "InTreeCacheLocator") and hasattr(caching, "CacheImpl") and "_toplevel_target_context" not in cpu_target.__dict__)
+            and hasattr(caching, "InTreeCacheLocator") and hasattr(caching, "CacheImpl")
+            and "_toplevel_target_context" not in cpu_target.__dict__)
 
 
 def _seeded(shipped: Path) -> Path:
