@@ -20,7 +20,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -30,6 +29,7 @@ from ..engine.limits import HANDSHAKE_TIMEOUT, PREPARE_TIMEOUT, Limit
 from ..engine.process import EngineError, EngineTimeout
 from ..engine.simple import SimpleEngine
 from ..geometry import Geometry
+from ..position import Position
 from ..rules.board import Board, RulesError
 from ..rules.variants import built_in
 
@@ -60,14 +60,6 @@ def legal(board: Board, col: int, said: object) -> int:
         raise AgentFailure(f"illegal move {said!r}: column {col + 1} is "
                            f"{'full' if 0 <= col < board.geometry.width else 'off the board'}")
     return col
-
-
-@dataclass
-class _Moves:
-    """A position as the client sends it: the columns 1-W from the empty board."""
-
-    moves: tuple[int, ...]
-    start_fen: str | None = None
 
 
 class RandomAgent:
@@ -196,7 +188,9 @@ class EngineAgent:
         try:
             client.new_game()
             client.is_ready()
-            searched, result = self.engine.search(_Moves(tuple(col + 1 for col in board.history)), self.limit)
+            g = board.geometry
+            position = Position.from_moves([col + 1 for col in board.history], g.width, g.height, g.connect)
+            searched, result = self.engine.search(position, self.limit)
         except EngineTimeout as err:
             raise AgentFailure(f"no move in time: {err}") from None
         except EngineError as err:

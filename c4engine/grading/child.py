@@ -76,7 +76,9 @@ class OpenSpielPlayer:
     state the position's moves reach."""
 
     def __init__(self, factory: Callable[..., Any]) -> None:
-        self.factory, self.bots, self.games = factory, {}, {}  # type: ignore[var-annotated]
+        self.factory = factory
+        self.games: dict[tuple[int, int, int], Any] = {}  # by (width, height, connect)
+        self.bots: dict[tuple[int, int, int], Any] = {}
 
     def __call__(self, moves: list[int], width: int, height: int, connect: int) -> int:
         import pyspiel

@@ -4,7 +4,7 @@ report is :mod:`.html`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .metrics import Grade, Rate, Summary, by_phase, by_set, summarise, worst
 from .sets import GradeSet
@@ -23,7 +23,6 @@ class Grading:
     sets: list[str]
     unknown: int = 0
     command: str = ""
-    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def total(self) -> Summary:
@@ -77,7 +76,7 @@ def json_document(grading: Grading) -> dict[str, object]:
             "by_phase": {k: v.as_dict() for k, v in by_phase(grading.grades).items()},
             "failures": [grade_dict(g) for g in grading.grades if g.failure],
             "worst": [grade_dict(g) for g in worst(grading.grades, WORST_SHOWN)],
-            "positions": [grade_dict(g) for g in grading.grades], **grading.extra}
+            "positions": [grade_dict(g) for g in grading.grades]}
 
 
 def set_names(sets: Sequence[GradeSet]) -> list[str]:
