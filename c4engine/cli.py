@@ -120,14 +120,15 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     started = time.perf_counter()
     from .search.progress import SolveProgress
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True)
+    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True,
+                        huge_pages=True)
     searcher.warm_up(searching=False)
     click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
     tally = _SolveTally()
     with SolveProgress(searcher, lambda line: click.echo(line, err=True)) as progress:
         for number, raw in enumerate(file, start=1):
             _solve_line(searcher, number, raw, weak, every_column, tally, progress)
-    click.echo(tally.summary(), err=True)
+    click.echo(f"{tally.summary()}, {searcher.page_report()}", err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
 

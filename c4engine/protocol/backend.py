@@ -57,10 +57,18 @@ class Backend:
         warmed up (on a board's first use this compiles its kernel)."""
         book = self._wanted_book(geometry)
         searcher = Searcher(self.options.number("Hash"), self._weights(geometry, tell=True), book,
-                            self.options.number("Threads"), geometry=geometry)
+                            self.options.number("Threads"), geometry=geometry,
+                            huge_pages=bool(self.options["Large Pages"]))
         searcher.set_built_book(self._wanted_built_book(geometry))
         searcher.warm_up()
+        self._tell_pages(searcher)
         return searcher
+
+    def _tell_pages(self, searcher: Searcher, asked: bool = False) -> None:
+        """Say what pages the table has, as the system reports them: whenever it is
+        (re)allocated with ``Large Pages`` on, and whenever the option is set."""
+        if searcher.huge_pages or asked:
+            self.write(f"info string {searcher.page_report()}")
 
     def set_geometry(self, geometry: Geometry) -> None:
         """Search on the board of ``geometry`` from now on, with a new searcher (the old
@@ -72,12 +80,18 @@ class Backend:
             self._books_at_full_strength = self._full_strength()
 
     def apply(self, option: str) -> None:
-        """Make an option that was just set take effect.  ``Hash`` and ``Threads`` raise
-        MemoryError, with the searcher unchanged, when the new table cannot be had."""
+        """Make an option that was just set take effect.  ``Hash``, ``Threads`` and
+        ``Large Pages`` raise MemoryError, with the searcher unchanged, when the new
+        table cannot be had."""
         if option == "Hash":
             self.searcher.resize(self.options.number("Hash"))
+            self._tell_pages(self.searcher)
         elif option == "Threads":
             self.searcher.set_threads(self.options.number("Threads"))
+            self._tell_pages(self.searcher)
+        elif option == "Large Pages":
+            self.searcher.set_huge_pages(bool(self.options["Large Pages"]))
+            self._tell_pages(self.searcher, asked=True)
         elif option == "Clear Hash":
             self.searcher.clear()
         elif option == "OwnBook":

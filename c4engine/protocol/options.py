@@ -92,6 +92,7 @@ SPECS = (
     Spec("Hash", "spin", DEFAULT_HASH_MB, 2, 8192),
     Spec("Threads", "spin", 1, 1, 64),
     Spec("Clear Hash", "button"),
+    Spec("Large Pages", "check", False),  # the table in 2 MB pages, mapped at once: for long searches
     Spec("Move Overhead", "spin", 30, 0, 5000),
     Spec("MultiPV", "spin", 1, 1, MAX_WIDTH),  # more lines than columns: every column
     Spec("Ponder", "check", False),

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 QUICK_ANSWER_MS = 20.0  # what a quick answer keeps of a go's time, to be written and read
 PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
 # applied to the searcher at once
-SEARCH_OPTIONS = ("Hash", "Threads", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
+SEARCH_OPTIONS = ("Hash", "Threads", "Large Pages", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
 
 
 class CommandError(ValueError):

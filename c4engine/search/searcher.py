@@ -59,7 +59,9 @@ from ..rules.board import Board
 from .buffer_layout import busy_slots, fitted_entries, table_entries, table_start
 from .iterations import Iterations
 from .limits import Limits
-from .memory import DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, allocate_zeros, fault_in, forget_pages
+from .memory import (
+    DEFAULT_HASH_MB, WIPE_BY_WRITING_MB, advise_huge_pages, allocate_zeros, fault_in, forget_pages, page_report,
+)
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
 from .report import Report, Result, SolveLimitReached
@@ -98,7 +100,9 @@ class Searcher:
     uses (:meth:`fit_table`) is mapped at once before it
     (:func:`~c4engine.search.memory.fault_in`), for the ``solve`` command, whose
     long searches touch it all anyway and whose timing should not include their
-    faults.
+    faults.  With ``huge_pages`` the table asks the system for 2 MB pages
+    (:func:`~c4engine.search.memory.advise_huge_pages`), for searches that fill
+    it: :meth:`page_report` says what it got.
 
     With ``solving_only`` it only solves exactly (:meth:`solve`, :meth:`solve_moves`):
     on a board whose kernel is not compiled yet (7x6 included), the kernel then
@@ -112,9 +116,10 @@ class Searcher:
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, weights: np.ndarray | None = None,
                  book: OpeningBook | None = None, threads: int = 1, geometry: Geometry = STANDARD,
                  resident: bool = False, solving_only: bool = False,
-                 two_words: bool = False) -> None:
+                 two_words: bool = False, huge_pages: bool = False) -> None:
         self.geometry = geometry
         self.resident = resident
+        self.huge_pages = huge_pages
         self.kernel = kernel_for(geometry, full=not solving_only, two_words=two_words)
         self.book = OpeningBook.empty()
         self.built_book: BuiltBook | None = None
@@ -144,6 +149,9 @@ class Searcher:
         the helper threads to go with it.  Nothing changes if the allocation fails."""
         slots, ctx_size = table_entries(self.kernel, hash_mb), self.kernel.layout.CTX_SIZE
         buffer = allocate_zeros(table_start(self.kernel, threads) + slots * self.kernel.table.ENTRY_WORDS)
+        advised = self.huge_pages and advise_huge_pages(buffer)
+        if advised and not self.resident:  # a table for long searches: all of it in 2 MB pages now
+            fault_in(buffer, 0)
         views = [SearchThread(buffer[(threads - 1 - i) * ctx_size:], i, self.kernel) for i in range(threads)]
         for view in views:
             ctx = view.mem
@@ -151,7 +159,7 @@ class Searcher:
             ctx[TT_START], ctx[TT_SLOTS] = (view.index + 1) * ctx_size + busy_slots(threads), slots
             ctx[WEIGHTS:WEIGHTS + N_WEIGHTS] = weights
             self.kernel.negamax.write_addresses(ctx)
-        self._buffer, self.threads, self.hash_mb = buffer, views, hash_mb
+        self._buffer, self.threads, self.hash_mb, self.huge_pages_advised = buffer, views, hash_mb, advised
         self._mapped_end = 0  # the end of what fit_table has mapped of a resident table
         while len(self._helpers) > threads - 1:  # a helper holds only its job queue: keep the rest
             self._helpers.pop().close()
@@ -184,6 +192,16 @@ class Searcher:
         if threads < 1:
             raise ValueError(f"threads must be at least 1, not {threads}")
         self._lay_out(self.hash_mb, threads, self._weights())
+
+    def set_huge_pages(self, huge_pages: bool) -> None:
+        """Whether the table asks for 2 MB pages; a new, empty table either way (pages
+        already mapped keep their size).  MemoryError (and no change) if it cannot be had."""
+        was, self.huge_pages = self.huge_pages, huge_pages
+        try:
+            self._lay_out(self.hash_mb, len(self.threads), self._weights())
+        except MemoryError:
+            self.huge_pages = was
+            raise
 
     def set_book(self, book: OpeningBook) -> None:
         """Search with ``book`` (``OpeningBook.empty()`` for none); empties the table,
@@ -235,6 +253,11 @@ class Searcher:
         slots = table_entries(self.kernel, self.hash_mb)
         for thread in self.threads:
             thread.mem[GENERATION], thread.mem[TT_SLOTS] = generation, slots
+
+    def page_report(self) -> str:
+        """``table <MB> MB: `` and what pages it has now, read back from the system
+        (:func:`~c4engine.search.memory.page_report`)."""
+        return f"table {self.hash_mb} MB: {page_report(self._buffer, self.huge_pages, self.huge_pages_advised)}"
 
     def fit_table(self, pos: Board) -> int:
         """Size the table for an exact solve of ``pos``, which must follow a :meth:`clear`:
