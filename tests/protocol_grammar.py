@@ -31,6 +31,10 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     r"info string evaluation ntuple: ntuple-\d+x\d+k\d+\.npz for the \d+x\d+(k\d+)? board"
     r"(, tuples beside the threat terms)?, held-out accuracy "
     r"(\d\.\d{4} on \d+ positions|not recorded \(made before c4engine train\))",
+    r"info string table \d+ MB: (\d+ MB of it in 2 MB huge pages|4 kB pages, huge pages not asked for|"  # Large Pages
+    r"4 kB pages, the system gives no huge pages \(transparent huge pages \w+\)|huge pages asked for, none touched yet|"
+    r"4 kB pages, huge pages asked for but the system gave none \(no free 2 MB blocks\)|"
+    r"huge pages asked for, the system does not say how many it gave)",
     BESTMOVE_RE.pattern,
     r"([.XO] )*[.XO]", r"1( [2-9])*", r"a( [b-z])*",                # d: the board
     r"Fen: \S+ [wb]( \S+)*", r"Side to move: (first player \(X\)|second player \(O\))",
