@@ -75,7 +75,8 @@ def test_where_the_system_says_never_the_table_keeps_4kb_pages_and_says_so() -> 
     buffer = allocate_zeros(4 << 20)  # 32 MB
     assert not advise_huge_pages(buffer)
     buffer[:] = 1
-    assert resident_bytes(buffer) == (buffer.nbytes, 0) or resident_bytes(buffer) is None
+    held = resident_bytes(buffer)  # the mapping may have merged with a neighbour: at least the buffer
+    assert held is not None and held[0] >= buffer.nbytes and held[1] == 0, held
     assert page_report(buffer, asked=True, advised=False) == (
         "4 kB pages, the system gives no huge pages (transparent huge pages never)")
     pos = parse_digits(POSITION)

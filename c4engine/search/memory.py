@@ -112,7 +112,9 @@ def advise_huge_pages(buffer: np.ndarray) -> bool:
 def resident_bytes(buffer: np.ndarray, smaps_path: str = SMAPS) -> tuple[int, int] | None:
     """Bytes of ``buffer``'s memory resident now, and how many of them in huge pages,
     as the system reports them (``Rss`` and ``AnonHugePages`` of the mappings it
-    spans, in ``smaps_path``); None where the system does not say (not Linux)."""
+    spans, in ``smaps_path``, which may also hold a neighbouring allocation that
+    the system merged into the buffer's mapping); None where the system does not
+    say (not Linux)."""
     first = buffer.ctypes.data
     end, inside, totals = first + buffer.nbytes, False, {"Rss:": 0, "AnonHugePages:": 0}
     try:
