@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from c4engine.geometry import Geometry
 from c4engine.kernel import portable
+from c4engine.kernel.specialise import module_name
 from c4engine.kernel.sources import sources_hash
 from c4engine.version import __version__
 
@@ -32,6 +34,7 @@ PYTHON_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_portable_kernel_for_this_python_and_numba(dist: Path) -> None:
     """7x6's kernel compiled for the baseline CPU (c4engine/kernel/portable.py), in the
     folder of this machine, Python and numba, stamped with the sources it was
@@ -42,6 +45,8 @@ def test_the_wheel_carries_the_portable_kernel_for_this_python_and_numba(dist: P
         stamp = wheel.read(f"{folder}{portable.SOURCES_FILE}").decode().strip()
     assert stamp == sources_hash()
     assert len([name for name in names if name.startswith(f"{folder}kernel/") and name.endswith(".nbi")]) > 20
+    assert {f"{folder}{module_name(Geometry.parse(board))}/" for board in portable.SHIPPED_BOARDS[1:]} <= {
+        name.rsplit("/", 1)[0] + "/" for name in names if name.endswith(".nbi")}
 
 
 def clean_environment() -> dict[str, str]:
