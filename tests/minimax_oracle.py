@@ -159,3 +159,64 @@ def _visit(board: Board, seen: set[int]) -> None:
             if board.winner == EMPTY:
                 _visit(board, seen)
         board.undo(col)
+
+
+def plies_to_end(board: Board) -> int:
+    """How the game ends with best play, counted in plies rather than scored: ``p > 0``
+    when the side to move wins with the stone dropped ``p`` plies from now (1: its
+    next), ``-p`` when it loses to the stone dropped ``p`` plies from now, 0 for a
+    draw.  The winner hurries and the loser holds out; nothing here uses a score's
+    formula, so distances read from scores can be checked against it."""
+    if board.is_over():
+        raise OracleError("the game is over: there is nothing to count")
+    return _plies(board)
+
+
+def _plies(board: Board) -> int:
+    if any(board.completes_line(col) for col in board.legal_columns()):
+        return 1
+    outcomes = []
+    for col in board.legal_columns():
+        board.play(col)
+        reply = 0 if board.is_full() else _plies(board)
+        board.undo(col)
+        outcomes.append(0 if reply == 0 else -reply - 1 if reply > 0 else -reply + 1)
+    return max(outcomes, key=_preference)
+
+
+def _preference(outcome: int) -> tuple[int, int]:
+    """Order outcomes from the mover's side: a win sooner, then a draw, then a loss later."""
+    if outcome > 0:
+        return 2, -outcome
+    return (1, 0) if outcome == 0 else (0, -outcome)
+
+
+def wins_within(board: Board, plies: int) -> bool:
+    """Whether the side to move can force a win with a stone dropped at most ``plies``
+    plies from now, whatever the opponent does."""
+    if plies < 1:
+        return False
+    if any(board.completes_line(col) for col in board.legal_columns()):
+        return True
+    if plies < 3:
+        return False
+    for col in board.legal_columns():
+        board.play(col)
+        forced = not board.is_full() and _loses_within(board, plies - 1)
+        board.undo(col)
+        if forced:
+            return True
+    return False
+
+
+def _loses_within(board: Board, plies: int) -> bool:
+    """Whether every move of the side to move leaves the opponent a win within ``plies``."""
+    for col in board.legal_columns():
+        if board.completes_line(col):
+            return False
+        board.play(col)
+        lost = not board.is_full() and wins_within(board, plies - 1)
+        board.undo(col)
+        if not lost:
+            return False
+    return True

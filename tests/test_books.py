@@ -194,6 +194,10 @@ def test_a_book_past_64_bits_keeps_whole_keys(tmp_path: Path) -> None:
         assert book.probe(pos.current, pos.mask) == value
         assert probe(book.address, book.entries, *searcher.kernel.bits(pos.current, pos.mask)) == value
     assert root_value(book) == searcher.solve(Board(geometry=geometry))[0]
+    # 51 cells, an odd number: the first player's fifth stone wins, and no sooner (issue 47)
+    assert verdict(book) == "17x3k3: first player wins, ends on move 9"
+    empty = oracle.Board(17, 3, 3)
+    assert oracle.wins_within(empty, 9) and not oracle.wins_within(empty, 7)
 
 
 # -- the command ---------------------------------------------------------------

@@ -45,8 +45,13 @@ def win_now(stones: int, cells: int) -> int:
 
 def mate_distance(score: int, stones: int, cells: int) -> int:
     """A proven internal score as the protocol's ``mate N``: own moves until the win
-    (positive), or the opponent's moves until its win (negative)."""
+    (positive), or the opponent's moves until its win (negative).
+
+    Each own move that the win takes past the next one costs a point of
+    :func:`win_now`, so the distance counts back from it; on a board of an odd
+    number of cells the first player has one stone more to play than the second,
+    which ``win_now`` already counts."""
     pons = to_pons(score)
     if pons > 0:
-        return (cells // 2 + 1 - pons) - stones // 2
-    return -((cells // 2 + 1 + pons) - (stones + 1) // 2)
+        return win_now(stones, cells) + 1 - pons
+    return -(win_now(stones + 1, cells) + 1 + pons)
