@@ -3,20 +3,23 @@ and ``review``, which scores games through an engine process.
 
 These run the engine's own searcher inside the calling process, with no
 engine process and no protocol in between, on the board of the position they
-are given.  One searcher (one search thread, the engine's default
-transposition table and, on the 7x6 four-in-a-row board only, the opening
-book, as the engine process starts with them) is built on the first call and
-shared by every later call on the same board, because building it is the
+are given.  Each board gets one searcher (one search thread, the engine's
+default transposition table and, on the 7x6 four-in-a-row board only, the
+opening book, as the engine process starts with them), built on the first call
+on that board and shared by every later call on it, because building it is the
 expensive part: numba compiles the search kernel for the board (or loads it
-from its cache) and the 12-stone book is read, together a few seconds.  A call
-on another board replaces it, so alternating boards pays that again each time.
+from its cache) and the 12-stone book is read, together a few seconds.  The
+searchers of the last :data:`KEPT_BOARDS` boards used are kept (16 MB of table
+each), so alternating between a few boards pays that once per board.
 
 This module imports the search only inside its functions, so that
 ``import c4engine`` stays light (the protocol process imports the package and
 must answer ``uci`` at once).
 
-The functions are safe to call from several threads: a lock lets one call
-at a time use the shared searcher, so calls from other threads wait for it.
+The functions are safe to call from several threads: each board has a lock
+that lets one call at a time use its searcher, so calls on the same board from
+other threads wait for it, and calls on other boards do not: a board whose
+kernel is compiling holds up the calls on that board only.
 
 Bad arguments follow the one rule of :mod:`c4engine.arguments`: each raises
 ``ValueError`` naming the value (:class:`IllegalMoveError` for a position).
@@ -27,6 +30,10 @@ from __future__ import annotations
 import random
 import threading
 import warnings
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .arguments import file_path, flag, seconds, whole_number, whole_number_from_to
@@ -43,13 +50,25 @@ if TYPE_CHECKING:
     from .search.searcher import Searcher
     from .reviewer.verdicts import GameReview
 
-_lock = threading.Lock()
-_shared: Searcher | None = None
-_built_book: BuiltBook | None = None  # from use_book; searched with on its own board only
-_opening_book: OpeningBook | None = None  # the shared searcher's, kept aside while a level searches
-_with_books = True  # whether the shared searcher holds its books (at full strength) or not (a level)
+KEPT_BOARDS = 4
 _level_rng = random.Random()
 FULL_STRENGTH = 20  # search.levels' FULL_STRENGTH, which this module does not import at load time
+
+
+@dataclass
+class _Board:
+    """One board's searcher (None until built) and the lock its calls take."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    searcher: Searcher | None = None
+    opening_book: OpeningBook | None = None  # the searcher's, kept aside while a level searches
+    with_books: bool = True  # whether the searcher holds its books (at full strength) or not (a level)
+
+
+_boards_lock = threading.Lock()  # for the two below only: held by no build and no search
+_boards: OrderedDict[Geometry, _Board] = OrderedDict()  # least recently used first
+_in_play = STANDARD  # the board of the last call: use_book's
+_built_book: BuiltBook | None = None  # from use_book; searched with on its own board only
 
 
 def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
@@ -63,44 +82,82 @@ def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
     this first moves that cost to a moment of your choosing, for example before a
     clock starts.  Later calls on that board return at once.  Raises
     :class:`IllegalMoveError` for a board the engine cannot play."""
-    geometry = board_shape(width, height, connect)
-    with _lock:
-        _searcher(geometry)
+    with _searching(board_shape(width, height, connect)):
+        pass
 
 
-def _searcher(geometry: Geometry, full_strength: bool = True) -> Searcher:
-    """The process's searcher for ``geometry``, built on first use or when the board
-    changes, with its books at full strength and without them at a level (the
-    caller holds ``_lock``)."""
-    global _shared, _opening_book, _with_books
-    if _shared is None or _shared.geometry != geometry:
-        from .kernel.book import OpeningBook
-        from .search.searcher import Searcher
-        # stacklevel 5: the caller of the public function, through load_or_empty
-        book = OpeningBook.load_or_empty(
-            lambda message: warnings.warn(f"c4engine: {message}", stacklevel=5)) \
-            if geometry == STANDARD else None
-        _shared = None  # the old searcher's table is freed before the new one is made
-        searcher = Searcher(book=book, geometry=geometry)
-        if _built_book is not None and _built_book.header.geometry == geometry:
-            searcher.set_built_book(_built_book)
-        searcher.warm_up()
-        _shared, _opening_book, _with_books = searcher, book, True
-    if full_strength != _with_books:
-        _swap_books(_shared, full_strength)
-    return _shared
+def is_warm(width: int, height: int, connect: int) -> bool:
+    """Whether that board's searcher is built, so that :func:`warm_up` would return at
+    once and a call on the board starts searching at once (unless another call on
+    it runs).  Never waits; False for a board the engine cannot play.  The Kaggle
+    agent asks it, to answer without waiting for a board still compiling."""
+    try:
+        geometry = board_shape(width, height, connect)
+    except IllegalMoveError:
+        return False
+    with _boards_lock:
+        board = _boards.get(geometry)
+        return board is not None and board.searcher is not None
 
 
-def _swap_books(searcher: Searcher, full_strength: bool) -> None:
-    """Give ``searcher`` its books back at full strength, or take them away for a level,
-    which knows nothing past its depth, as the engine's ``Skill Level`` does (each
-    swap empties the table, whose entries hold the books' scores)."""
+@contextmanager
+def _searching(geometry: Geometry, full_strength: bool = True) -> Iterator[Searcher]:
+    """The searcher of ``geometry``'s board, built on first use, for the calling thread
+    alone while the block runs: with its books at full strength (the book of
+    :func:`use_book` on its board), without them at a level."""
+    board = _board(geometry)
+    with board.lock:
+        if board.searcher is None:
+            board.searcher, board.opening_book = _new_searcher(geometry)
+            board.with_books = True
+        _give_books(board, full_strength)
+        yield board.searcher
+
+
+def _board(geometry: Geometry) -> _Board:
+    """``geometry``'s entry, made the board in play and the most recently used; the
+    least recently used beyond :data:`KEPT_BOARDS` are dropped (a call still running
+    on one keeps its searcher until it ends)."""
+    global _in_play
+    with _boards_lock:
+        board = _boards.setdefault(geometry, _Board())
+        _boards.move_to_end(geometry)
+        while len(_boards) > KEPT_BOARDS:
+            _boards.popitem(last=False)
+        _in_play = geometry
+        return board
+
+
+def _new_searcher(geometry: Geometry) -> tuple[Searcher, OpeningBook | None]:
+    """A searcher for ``geometry``, warmed up, and its opening book (7x6 only)."""
     from .kernel.book import OpeningBook
-    global _with_books
+    from .search.searcher import Searcher
+    # stacklevel 7: the caller of the public function, through the context manager
+    # _searching (two frames), this function and load_or_empty
+    book = OpeningBook.load_or_empty(
+        lambda message: warnings.warn(f"c4engine: {message}", stacklevel=7)) \
+        if geometry == STANDARD else None
+    searcher = Searcher(book=book, geometry=geometry)
+    searcher.warm_up()
+    return searcher, book
+
+
+def _give_books(board: _Board, full_strength: bool) -> None:
+    """Give ``board``'s searcher its books back at full strength, or take them away for
+    a level, which knows nothing past its depth, as the engine's ``Skill Level``
+    does; and the book of :func:`use_book` where it is for this board (each change
+    empties the table, whose entries hold the books' scores)."""
+    from .kernel.book import OpeningBook
+    searcher = board.searcher
+    assert searcher is not None
+    if full_strength != board.with_books:
+        book = board.opening_book if full_strength and board.opening_book is not None else OpeningBook.empty()
+        searcher.set_book(book)
+        board.with_books = full_strength
     built = _built_book if _built_book is not None and _built_book.header.geometry == searcher.geometry else None
-    searcher.set_book(_opening_book if full_strength and _opening_book is not None else OpeningBook.empty())
-    searcher.set_built_book(built if full_strength else None)
-    _with_books = full_strength
+    wanted = built if full_strength else None
+    if searcher.built_book is not wanted:
+        searcher.set_built_book(wanted)
 
 
 def use_book(path: str | None) -> None:
@@ -117,11 +174,13 @@ def use_book(path: str | None) -> None:
 
     global _built_book
     text = None if path is None else file_path(path, "use_book: path")
-    with _lock:
-        geometry = STANDARD if _shared is None else _shared.geometry
-        _built_book = None if text is None else BuiltBook.load(text, geometry)
-        if _shared is not None and _with_books:
-            _shared.set_built_book(_built_book)
+    _built_book = None if text is None else BuiltBook.load(text, _in_play)
+    with _boards_lock:
+        board = _boards.get(_in_play)
+    if board is not None:
+        with board.lock:
+            if board.searcher is not None:
+                _give_books(board, board.with_books)
 
 
 def _playable(position: Position, call: str) -> Board:
@@ -149,8 +208,8 @@ def solve(position: Position, weak: bool = False) -> int:
     ``weak`` that is not True or False."""
     board = _playable(position, "solve")
     weak = flag(weak, "solve: weak")
-    with _lock:
-        score, _nodes = _searcher(board.geometry).solve(board, weak)
+    with _searching(board.geometry) as searcher:
+        score, _nodes = searcher.solve(board, weak)
     return score
 
 
@@ -169,8 +228,8 @@ def analyse(position: Position, nodes: int | None = None) -> dict[int, int | Non
     from .search.thread import UNLIMITED
     board = _playable(position, "analyse")
     limit = UNLIMITED if nodes is None else whole_number(nodes, "analyse: nodes", 1)
-    with _lock:
-        values, _nodes = _searcher(board.geometry).solve_moves(board, node_limit=limit)
+    with _searching(board.geometry) as searcher:
+        values, _nodes = searcher.solve_moves(board, node_limit=limit)
     return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 
@@ -211,8 +270,7 @@ def best_move(position: Position, time: float | None = None, depth: int | None =
         raise ValueError(f"best_move: rng must be a random.Random, got {rng!r}")
     millis = None if limit is None else limit * 1000.0
     limits = Limits(depth=depth, nodes=nodes, soft_ms=millis, hard_ms=millis)
-    with _lock:
-        searcher = _searcher(board.geometry, full_strength=level == FULL_STRENGTH)
+    with _searching(board.geometry, full_strength=level == FULL_STRENGTH) as searcher:
         if level == FULL_STRENGTH:
             result = searcher.search(board, limits, result_first=True)
         else:

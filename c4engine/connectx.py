@@ -3,7 +3,7 @@
 Kaggle calls the agent once per move with the board as a flat list (top row
 first, 0 empty, 1 and 2 the players' stones), the agent's ``mark`` (1 moves
 first), and the game's configuration; it answers a 0-based column.  This
-agent searches in-process with the shared searcher of :mod:`c4engine.api`, so
+agent searches in-process with the searcher :mod:`c4engine.api` keeps for the board, so
 no process starts per move, and it stops in time for ``actTimeout``.
 
 Any board whose configuration c4engine plays (``columns`` x (``rows`` + 1) at most

@@ -17,12 +17,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections import OrderedDict
 from typing import Callable
 
 import pytest
 
 import c4engine
 from c4engine import IllegalMoveError, Position
+from c4engine.geometry import Geometry
+from c4engine.search.searcher import Searcher
 
 import minimax_oracle as oracle
 
@@ -198,6 +201,12 @@ SEED = 20261122
 CENTRE_FIRST = (4, 3, 5, 2, 6, 1, 7)
 
 
+def searcher_in_play() -> Searcher:
+    """The searcher of the board of the last call."""
+    from c4engine import api
+    return api._boards[api._in_play].searcher
+
+
 def pons_lines(name: str, count: int) -> list[tuple[str, int]]:
     path = PONS / name
     if not path.exists():
@@ -306,9 +315,9 @@ def test_a_level_draws_its_moves_from_its_rng() -> None:
 def test_a_level_searches_without_the_books_and_full_strength_with_them() -> None:
     """As the engine's Skill Level: a level knows nothing past its depth."""
     c4engine.best_move(Position.from_moves("4453"), level=10)
-    assert not c4engine.api._shared.book.score_records
+    assert not searcher_in_play().book.score_records
     c4engine.best_move(Position.from_moves("4453"))
-    assert c4engine.api._shared.book.score_records
+    assert searcher_in_play().book.score_records
 
 
 def test_best_move_stops_at_its_time() -> None:
@@ -405,7 +414,7 @@ def test_without_the_book_it_warns_and_still_solves(monkeypatch: pytest.MonkeyPa
     def unavailable() -> OpeningBook:
         raise BookUnavailableError("bitbully-databases is not installed")
     monkeypatch.setattr(OpeningBook, "load", unavailable)
-    monkeypatch.setattr(api, "_shared", None)  # a searcher of its own, dropped afterwards
+    monkeypatch.setattr(api, "_boards", OrderedDict())  # a searcher of its own, dropped afterwards
     with pytest.warns(UserWarning, match="no opening book, searching without it: bitbully-databases") \
             as warned:
         c4engine.warm_up()
@@ -422,6 +431,40 @@ def test_warm_up_builds_the_searcher_once() -> None:
 
 
 # -- other boards -------------------------------------------------------------
+
+def test_a_board_being_built_holds_up_no_call_on_another_board(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board whose searcher is still being made (its kernel compiling: here its warm-up
+    held back) must not make a call on another board wait for it, nor cost that board
+    its searcher (issue 47: the Kaggle agent was 15-19 s late on 7x6 after one call on
+    7x6 with five in a row)."""
+    c4engine.warm_up()
+    release, building = threading.Event(), threading.Event()
+    warm_up = Searcher.warm_up
+
+    def slow_warm_up(searcher: Searcher, searching: bool = True) -> None:
+        if searcher.geometry == Geometry(6, 4, 4) and not release.is_set():
+            building.set()
+            release.wait(60)
+        warm_up(searcher, searching)
+    monkeypatch.setattr(Searcher, "warm_up", slow_warm_up)
+    other = threading.Thread(target=c4engine.warm_up, kwargs={"width": 6, "height": 4})  # no other test's board
+    other.start()
+    try:
+        assert building.wait(120)
+        answered: list[int] = []
+        began = time.perf_counter()
+        mover = threading.Thread(target=lambda: answered.append(c4engine.best_move(Position(), time=0.2)))
+        mover.start()
+        mover.join(5.0)
+        assert answered == [4] and time.perf_counter() - began < 5.0
+        assert c4engine.api.is_warm(7, 6, 4) and not c4engine.api.is_warm(6, 4, 4)
+    finally:
+        release.set()
+        other.join()
+    assert c4engine.api.is_warm(6, 4, 4) and c4engine.api.is_warm(7, 6, 4)
+    began = time.perf_counter()
+    c4engine.warm_up()  # the 7x6 searcher was kept beside the 6x4 one
+    assert time.perf_counter() - began < 0.05
 
 def test_a_position_on_another_board() -> None:
     pos = Position(width=8, height=7).play(8)
@@ -556,8 +599,8 @@ def built_books(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def searched_book() -> Path | None:
-    """The path of the book the shared searcher probes now."""
-    book = c4engine.api._shared.built_book
+    """The path of the book the searcher of the board in play probes now."""
+    book = searcher_in_play().built_book
     return None if book is None else book.path
 
 

@@ -87,3 +87,44 @@ def test_the_bundle_wins_first_and_holds_second_within_act_timeout(
         assert game["statuses"] == ["DONE", "DONE"], game
         assert game["rewards"][ours] == 1 if order == "first" else game["rewards"][ours] >= 0, game
         assert max(game["durations"]) <= game["act_timeout"], game
+
+
+SWITCH = """
+import json, os, time
+from kaggle_environments import make
+from kaggle_environments.agent import get_last_callable
+agent = get_last_callable(open("main.py").read(), path=os.path.abspath("main.py"))
+other_boards = []
+for configuration in ({"columns": 30, "rows": 6, "inarow": 4}, {"columns": 7, "rows": 6, "inarow": 5}):
+    env = make("connectx", configuration=configuration)
+    observation = env.train([None, "negamax"]).reset()
+    began = time.perf_counter()
+    column = agent(observation, env.configuration)
+    other_boards.append([column, time.perf_counter() - began])
+env = make("connectx")
+env.run([agent, "negamax"])
+durations = [step[0]["duration"] for step in env.logs if step and step[0]]
+# after 5, 5, 2, o to move: the plain-Python player plays 4 (a draw), the search 5 (a win)
+won = [0] * 28 + [0, 0, 0, 0, 2, 0, 0] + [0, 1, 0, 0, 1, 0, 0]
+began = time.perf_counter()
+searched = agent({"board": won, "mark": 2}, env.configuration)
+print(json.dumps({"other_boards": other_boards, "rewards": [s.reward for s in env.state], "durations": durations,
+                  "searched": [searched, time.perf_counter() - began], "act_timeout": env.configuration.actTimeout}))
+"""
+
+
+def test_after_other_boards_the_bundles_board_searches_in_time(kaggle_python: Path, tmp_path: Path) -> None:
+    """One call on a board c4engine cannot play (30 columns), one on 7x6 five in a row
+    (whose kernel then compiles on a thread), then a 7x6 game: every move within
+    actTimeout, and the 7x6 moves the search's (issue 47: 15-19 s late, then the
+    plain-Python player's for good)."""
+    agent, _size = unpacked_bundle(tmp_path, "7x6")
+    done = subprocess.run([str(kaggle_python), "-c", SWITCH], cwd=agent, capture_output=True, text=True,
+                          timeout=900, env=without_checkout())
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = json.loads(done.stdout.strip().splitlines()[-1])
+    limit = run["act_timeout"]
+    assert [column in range(30) for column, _ in run["other_boards"]] == [True, True], run
+    assert all(seconds <= limit for _, seconds in run["other_boards"]), run
+    assert max(run["durations"]) <= limit and run["rewards"][0] == 1, run
+    assert run["searched"][0] == 4 and run["searched"][1] <= limit, run

@@ -3,6 +3,7 @@ loader takes from it, and the plain-Python player that moves until the search is
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,31 @@ def test_the_fallback_keeps_to_the_centre_without_handing_over_a_four() -> None:
     board = board_of([".......", ".......", ".......", ".......", ".xx.x..", ".xo.o.o"])
     assert main.fallback_column(board, 2, 7, 6, 4) == 2
     assert main.fallback_column(board_of(["x" * 6 + ".", "o" * 6 + "."] * 3), 1, 7, 6, 4) == 6
+
+
+# the position after 5, 5, 2 (o to move): the plain-Python player keeps to the centre
+# and draws, the search plays 5 and wins
+WON_BY_SEARCH = board_of([".......", ".......", ".......", ".......", "....o..", ".x..x.."])
+
+
+def test_a_board_that_fails_leaves_the_bundles_board_its_search() -> None:
+    """One configuration c4engine cannot play (30 columns) must cost the search that
+    board only (issue 47: every later 7x6 move was the plain-Python player's)."""
+    wide = {"columns": 30, "rows": 6, "inarow": 4, "actTimeout": 60}
+    assert main.agent({"board": [0] * 180, "mark": 1}, wide) in range(30)
+    assert main.fallback_column(list(WON_BY_SEARCH), 2, 7, 6, 4) == 3
+    assert main.agent({"board": WON_BY_SEARCH, "mark": 2}, {"actTimeout": 60}) == 4
+
+
+def test_another_boards_warm_up_keeps_no_move_of_the_bundles_board_waiting() -> None:
+    """After a call on another board, whose kernel then compiles on a thread, the
+    bundle's board still searches, within actTimeout (issue 47: 15-19 s late)."""
+    assert main.READY[main.BOARD].wait(120)
+    five = {"inarow": 5, "actTimeout": 2}
+    began = time.perf_counter()
+    assert main.agent({"board": [0] * 42, "mark": 1}, five) in range(7)
+    assert time.perf_counter() - began < 2.0
+    for _ in range(3):
+        began = time.perf_counter()
+        assert main.agent({"board": WON_BY_SEARCH, "mark": 2}, {"actTimeout": 2}) == 4
+        assert time.perf_counter() - began < 2.0

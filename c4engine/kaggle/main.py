@@ -11,6 +11,14 @@ for it only as long as ``actTimeout`` allows: until the search is ready, and
 wherever numba is missing, a plain-Python player answers (it wins or blocks
 a four it sees, else keeps to the centre without handing over a four), which
 plays more weakly but never late.
+
+Each board is on its own: a configuration of another board (another
+``inarow``, other sizes) starts that board's warm-up on a thread of its own,
+and its moves are the plain-Python player's until its kernel is compiled,
+while the bundle's board keeps its searcher and its lock (c4engine's API keeps
+a searcher per board); a board that fails (one c4engine cannot play, or whose
+kernel does not build) gets the plain-Python player from then on, and the
+others keep their search.
 """
 
 from __future__ import annotations
@@ -28,11 +36,12 @@ BOARD = (7, 6, 4)
 SAFETY_SHARE, SAFETY_SECONDS = 0.1, 0.2  # as c4engine.connectx keeps from actTimeout
 KAGGLE_DEFAULTS = {"columns": 7, "rows": 6, "inarow": 4, "actTimeout": 2.0}
 
-# Kaggle runs this file with exec() and no __file__, and takes its folder off
-# sys.path afterwards; the package is imported later (on the warm-up thread), so
-# the folder goes on sys.path for good.
+# Kaggle runs this file with exec() and no __file__, appending its folder to
+# sys.path and popping the last entry afterwards; the package is imported later
+# (on the warm-up thread), so the folder goes first on sys.path for good, even
+# when Kaggle's entry (an absolute path) names it too.
 HERE = os.path.dirname(os.path.abspath(inspect.currentframe().f_code.co_filename))  # type: ignore[union-attr]
-if HERE not in sys.path:
+if sys.path[:1] != [HERE]:
     sys.path.insert(0, HERE)
 # The bundled kernel was compiled for any x86-64 CPU; the book lies beside this file.
 os.environ.setdefault("NUMBA_CPU_NAME", "generic")
@@ -40,7 +49,7 @@ if os.path.isdir(os.path.join(HERE, "book")):
     os.environ.setdefault("C4ENGINE_BOOK_DIR", os.path.join(HERE, "book"))
 
 READY: dict[tuple[int, int, int], threading.Event] = {}
-FAILED: list[BaseException] = []
+FAILED: dict[tuple[int, int, int], BaseException] = {}  # by board: only that board's moves fall back
 
 
 def warm_up(board: tuple[int, int, int]) -> None:
@@ -49,8 +58,8 @@ def warm_up(board: tuple[int, int, int]) -> None:
         from c4engine.api import warm_up as build_searcher
 
         build_searcher(*board)
-    except BaseException as err:  # numba missing or broken: the plain-Python player plays
-        FAILED.append(err)
+    except BaseException as err:  # numba missing or broken, or a board it cannot play: the plain-Python player
+        FAILED[board] = err
     finally:
         READY[board].set()
 
@@ -60,6 +69,21 @@ def start_warm_up(board: tuple[int, int, int]) -> threading.Event:
         READY[board] = threading.Event()
         threading.Thread(target=warm_up, args=(board,), name="c4engine warm-up", daemon=True).start()
     return READY[board]
+
+
+def searcher_ready(board: tuple[int, int, int], wait: float) -> bool:
+    """Whether c4engine's searcher for ``board`` is built, waiting at most ``wait``
+    seconds for its warm-up (started here if it is not yet).  A searcher that the API
+    has dropped since, for the boards used after it, is built again on a thread."""
+    if not start_warm_up(board).wait(timeout=max(0.0, wait)) or board in FAILED:
+        return False
+    from c4engine.api import is_warm
+
+    if is_warm(*board):
+        return True
+    del READY[board]
+    start_warm_up(board)
+    return False
 
 
 start_warm_up(BOARD)
@@ -114,8 +138,7 @@ def agent(observation: Any, configuration: Any) -> int:
     columns, rows, inarow = (int(field(configuration, name)) for name in ("columns", "rows", "inarow"))
     shape = (columns, rows, inarow)
     usable = act_timeout * (1.0 - SAFETY_SHARE) - SAFETY_SECONDS - spent
-    ready = start_warm_up(shape)  # another board than the bundle's compiles its kernel first
-    if ready.wait(timeout=max(0.0, usable - SAFETY_SECONDS)) and not FAILED:
+    if searcher_ready(shape, usable - SAFETY_SECONDS):  # another board than the bundle's compiles first
         from c4engine.connectx import agent as c4engine_agent
 
         given = {name: field(configuration, name) for name in ("columns", "rows", "inarow")}
