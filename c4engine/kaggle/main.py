@@ -13,8 +13,9 @@ a four it sees, else keeps to the centre without handing over a four), which
 plays more weakly but never late.
 
 Each board is on its own: a configuration of another board (another
-``inarow``, other sizes) starts that board's warm-up on a thread of its own,
-and its moves are the plain-Python player's until its kernel is compiled,
+``inarow``, other sizes) starts that board's warm-up on a thread of its own
+(once the bundle's board is ready), and its moves are the plain-Python
+player's until its kernel is compiled,
 while the bundle's board keeps its searcher and its lock (c4engine's API keeps
 a searcher per board); a board that fails (one c4engine cannot play, or whose
 kernel does not build) gets the plain-Python player from then on, and the
@@ -53,7 +54,12 @@ FAILED: dict[tuple[int, int, int], BaseException] = {}  # by board: only that bo
 
 
 def warm_up(board: tuple[int, int, int]) -> None:
-    """Build c4engine's searcher for ``board`` (numba loads the bundled kernel, or compiles one)."""
+    """Build c4engine's searcher for ``board`` (numba loads the bundled kernel, or compiles one).
+    Another board's waits for the bundle's own first: numba loads a cached kernel
+    under the lock it compiles under, so a compile started first would hold the
+    bundle's board back for as long as it takes."""
+    if board != BOARD:
+        start_warm_up(BOARD).wait()
     try:
         from c4engine.api import warm_up as build_searcher
 
