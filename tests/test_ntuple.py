@@ -358,3 +358,48 @@ def test_the_training_command_writes_a_network_the_engine_accepts(small_data: Da
         assert str(network["board"]) == "7x6"
         check_block(network["block"], STANDARD)
         assert network["block"][0] == 12
+
+
+def zeros_network(path: Path, words: int) -> None:
+    """A 7x6 network file whose ``block`` member declares ``words`` int32 words and holds
+    them, all zeros: deflated, 400 MB of them take about 400 KB."""
+    import zipfile
+
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int32)), "fortran_order": False,
+              "shape": (words,)}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("board.npy", "w") as stream:
+            np.lib.format.write_array(stream, np.array("7x6"))
+        with archive.open("margin.npy", "w") as stream:
+            np.lib.format.write_array(stream, np.array(0.5))
+        with archive.open("block.npy", "w", force_zip64=True) as stream:
+            np.lib.format.write_array_header_1_0(stream, header)
+            chunk = bytes(1 << 24)
+            for _ in range(words * 4 // len(chunk)):
+                stream.write(chunk)
+
+
+def test_a_network_file_declaring_a_huge_block_is_refused_before_its_data_is_read(tmp_path: Path) -> None:
+    """Issue 47: a block of 1.6 GB of compressed zeros was decompressed whole before its
+    shape was checked.  The .npy header declares it: both readers (the engine's and
+    the training's, one reader) refuse it having read almost nothing."""
+    import tracemalloc
+
+    from c4engine.training.network import read_network_file
+
+    path = tmp_path / "ntuple-7x6k4.npz"
+    zeros_network(path, 100 << 20)  # 400 MB declared and there
+    assert path.stat().st_size < 2 << 20
+    def engine_read() -> None:
+        with path.open("rb") as stream:
+            read_network(stream, path.name, STANDARD)
+    for read in (lambda: read_network_file(path, STANDARD), engine_read):
+        tracemalloc.start()
+        try:
+            with pytest.raises(ValueError) as refused:
+                read()
+            _now, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 16 << 20, peak
+        assert "the block is declared int32 (104857600,); a network's block is at most" in str(refused.value)

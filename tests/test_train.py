@@ -3,6 +3,7 @@ network, a stopped run goes on to it, a held-out set stays out of the data."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -24,7 +25,7 @@ from c4engine.kernel.evaluation import N_LINEAR
 from c4engine.search.weights import network_note
 from c4engine.training.data import Dataset
 from c4engine.training.held_out import make_held_out, phases
-from c4engine.training.network import canonical_keys, held_out_by_key, save_npz
+from c4engine.training.network import HeldOutAccuracy, canonical_keys, held_out_by_key, record_accuracy, save_npz
 from c4engine.training import pipeline
 from c4engine.training.pipeline import TrainSpec, chunk_positions, excluded_rows
 from c4engine.training.store import Positions, TrainingStore
@@ -67,6 +68,32 @@ def test_a_run_stopped_by_its_time_limit_goes_on_to_the_same_network(first: Path
         assert out.exists() or "the same command goes on" in output
     assert runs == 5  # one run per chunk of games (two), then epochs 1 and 2; the third ends the run
     assert out.read_bytes() == first.read_bytes()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("UPDATE chunks SET current = substr(current, 1, 5) WHERE chunk = 0",
+     "is damaged: chunk 0 holds 5 bytes, not whole int64 values"),
+    ("UPDATE chunks SET result = substr(result, 1, 3) WHERE chunk = 1",
+     "is damaged: chunk 1 holds .* stones, .* masks and 3 results"),
+    ("UPDATE chunks SET mask = 7 WHERE chunk = 0", "is damaged: chunk 0 holds a int, not whole int64 values"),
+    ("UPDATE fit SET shape = '3,5'", "is damaged: the saved fit holds .* values, not the shape '3,5'"),
+])
+def test_a_damaged_checkpoint_is_a_one_line_error_naming_it(first: Path, tmp_path: Path, damage: str,
+                                                              message: str) -> None:
+    """Issue 47: a chunk cut to 5 bytes ended the resumed run in numpy's ValueError
+    traceback; it is the CheckpointError the command reports on one line."""
+    out = tmp_path / "damaged.npz"
+    checkpoint = out.with_name(out.name + ".sqlite")
+    shutil.copyfile(first.with_name(first.name + ".sqlite"), checkpoint)
+    with closing(sqlite3.connect(checkpoint)) as db, db:
+        db.execute("DELETE FROM fit" if "fit" not in damage else "UPDATE fit SET epochs = 1")
+        db.execute(damage)
+    result = CliRunner().invoke(cli, ["train", *TINY, "--out", str(out)])
+    assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
+    lines = result.output.strip().splitlines()
+    assert len(lines[-1:]) == 1 and lines[-1].startswith(f"Error: {checkpoint} is damaged"), result.output
+    assert re.search(message, lines[-1]), lines[-1]
+    assert "Traceback" not in result.output
 
 
 def test_a_killed_run_goes_on_to_the_same_network(first: Path, tmp_path: Path) -> None:
@@ -159,6 +186,22 @@ def test_a_network_trained_beside_a_held_out_set_records_its_accuracy_there(tmp_
         assert int(document["accuracy_positions"]) == len(held)
         assert "independent held-out set" in str(document["accuracy_set"])
     assert f"on {len(held)} positions" in output
+
+
+def test_a_run_that_held_no_position_out_records_no_accuracy(tmp_path: Path) -> None:
+    """Issue 47: one game's positions left none out by key, and the file recorded
+    ``held-out accuracy nan on 0 positions``; an accuracy on no positions means nothing."""
+    out = tmp_path / "one-game.npz"
+    tiny = [*TINY]
+    tiny[tiny.index("--games") + 1] = "1"
+    result = CliRunner().invoke(cli, ["train", *tiny, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (f"{out}: no held-out accuracy recorded: a tenth of its data, "
+                                              "held out by key held no positions")
+    with np.load(out) as document:
+        assert "accuracy" not in document.files and "accuracy_positions" not in document.files
+    with pytest.raises(ValueError, match="measured on 0 positions"):
+        record_accuracy(out, HeldOutAccuracy(float("nan"), 0, "nothing"))
 
 
 def test_a_held_out_position_and_its_mirror_image_are_left_out(first: Path) -> None:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import math
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import IO
@@ -33,6 +36,76 @@ NTUPLE = "ntuple"
 HAND_WRITTEN = {"threats": THREAT_WEIGHTS, "centre": CENTRE_ONLY}
 NAMES = (LEARNED, NTUPLE, *HAND_WRITTEN)
 DEFAULT = NTUPLE  # the strongest where a board has a network: +200 Elo on 7x6 at equal time
+
+
+# What a network file's members may be, checked in each member's .npy header before any
+# of its data is read, so that a small file cannot ask for gigabytes: the block is at most
+# as big as the search has room for; anything else is a name, a number or a small table.
+BLOCK_WORDS = HEADER + MAX_ROWS * TUPLE_LENGTH + MAX_ROWS // 2 * STATES ** TUPLE_LENGTH
+OTHER_MEMBER_BYTES = 1 << 16
+
+
+class NetworkFile(Mapping[str, np.ndarray]):
+    """The arrays of a network file (an ``.npz``), each read when asked for, and only
+    once its ``.npy`` header has declared a type and a size that a network file
+    holds (:data:`BLOCK_WORDS` int32 words for ``block``, :data:`OTHER_MEMBER_BYTES`
+    for any other member, never Python objects).  ValueError naming the file for
+    a member that declares more, or that is missing or unreadable."""
+
+    def __init__(self, archive: zipfile.ZipFile, name: str) -> None:
+        self._archive, self.name = archive, name
+        self.files = [member[:-len(".npy")] for member in archive.namelist() if member.endswith(".npy")]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __contains__(self, member: object) -> bool:
+        return member in self.files
+
+    def __getitem__(self, member: str) -> np.ndarray:
+        if member not in self.files:
+            raise KeyError(member)
+        try:
+            with self._archive.open(f"{member}.npy") as stream:
+                self._check_header(member, stream)
+            with self._archive.open(f"{member}.npy") as stream:
+                return np.lib.format.read_array(stream, allow_pickle=False)
+        except (OSError, EOFError, zipfile.BadZipFile) as err:
+            raise ValueError(f"{self.name}: {member} unreadable ({err})") from None
+
+    def _check_header(self, member: str, stream: IO[bytes]) -> None:
+        version = np.lib.format.read_magic(stream)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"{self.name}: {member} is in .npy format {version}, not 1.0 or 2.0")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+            else np.lib.format.read_array_header_2_0
+        shape, _fortran, dtype = read_header(stream)
+        if dtype.hasobject:
+            raise ValueError(f"{self.name}: {member} holds Python objects")
+        declared = math.prod(shape) * dtype.itemsize
+        if member == "block":
+            if dtype != np.int32 or len(shape) != 1 or shape[0] > BLOCK_WORDS:
+                raise ValueError(f"{self.name}: the block is declared {dtype} {shape}; a network's block "
+                                 f"is at most {BLOCK_WORDS} int32 words")
+        elif declared > OTHER_MEMBER_BYTES:
+            raise ValueError(f"{self.name}: {member} is declared {declared} bytes, past "
+                             f"{OTHER_MEMBER_BYTES} for anything but the block")
+
+
+@contextmanager
+def open_network(source: str | Path | IO[bytes], name: str) -> Iterator[NetworkFile]:
+    """The network file at ``source`` (a path or a binary stream), ``name`` in messages;
+    the one reader of network files, the engine's and the training's.  ValueError
+    for what is no zip archive."""
+    try:
+        archive = zipfile.ZipFile(source)
+    except zipfile.BadZipFile:
+        raise ValueError(f"{name}: not an .npz archive") from None
+    with archive:
+        yield NetworkFile(archive, name)
 
 
 def _board_file_name(kind: str, suffix: str, geometry: Geometry) -> str:
@@ -102,17 +175,18 @@ def read_network(stream: IO[bytes], name: str, geometry: Geometry) -> tuple[np.n
     """The block of the network file ``name`` (read from ``stream``) for ``geometry``'s
     board, read-only, and a hybrid's linear weights (None for a network without).
     ValueError if it is unsound."""
-    with np.load(stream) as document:
+    with open_network(stream, name) as document:
         return checked_network(document, name, geometry)
 
 
 def checked_network(document: Mapping[str, np.ndarray], name: str,
                     geometry: Geometry) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`read_network` of a network file already open as ``document``."""
-    board, block = str(document["board"]), np.ascontiguousarray(document["block"])
-    linear = np.array(document["linear"], dtype=np.int64) if "linear" in document else None
+    board = str(document["board"])
     if board != geometry.name:
         raise ValueError(f"{name}: a network for {board}, not {geometry}")
+    block = np.ascontiguousarray(document["block"])
+    linear = np.array(document["linear"], dtype=np.int64) if "linear" in document else None
     check_block(block, geometry)
     if linear is not None and linear.shape != (N_LINEAR,):
         raise ValueError(f"{name}: {linear.size} linear weights, not {N_LINEAR}")
@@ -140,7 +214,7 @@ def ntuple_note(geometry: Geometry) -> str | None:
 def network_note(stream: IO[bytes], name: str) -> str:
     """The network file ``name`` (read from ``stream``), its board and its held-out
     accuracy, which ``c4engine train`` records in the file."""
-    with np.load(stream) as document:
+    with open_network(stream, name) as document:
         if "accuracy" in document:
             found = (f"held-out accuracy {float(document['accuracy']):.4f} on "
                      f"{int(document['accuracy_positions'])} positions")

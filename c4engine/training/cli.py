@@ -128,6 +128,9 @@ def _report(run: Run, training: Callable[[], HeldOutAccuracy]) -> None:
         raise click.ClickException(f"{err}: the same command goes on") from None
     except (CheckpointError, sqlite3.Error, OSError) as err:
         raise click.ClickException(str(err)) from None
+    if not found.positions:
+        click.echo(f"{run.out}: no held-out accuracy recorded: {found.source} held no positions")
+        return
     click.echo(f"{run.out}: held-out accuracy {found.accuracy:.4f} on {found.positions} positions ({found.source})")
 
 
@@ -224,6 +227,8 @@ def accuracy_command(network: Path, positions: Path, record: bool) -> None:
         click.echo(f"{f'{low}-{high}':<8}{row.positions:>10}{row.network:>10.4f}{row.threats:>10.4f}")
     if record:
         whole = rows[-1]
+        if not whole.positions:
+            raise click.ClickException(f"{positions}: no positions, so no accuracy to record")
         record_accuracy(network, HeldOutAccuracy(whole.network, whole.positions,
                                                  f"an independent held-out set ({positions.name})"))
         click.echo(f"{network}: held-out accuracy {whole.network:.4f} on {whole.positions} positions recorded")

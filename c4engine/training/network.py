@@ -32,7 +32,7 @@ import numpy as np
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.ntuple import FRACTION_BITS, HEADER, ROWS, STATES, TUPLE_LENGTH, block_value, sgd_epoch, sides
-from ..search.weights import checked_network
+from ..search.weights import checked_network, open_network
 from .data import Dataset, strength_keys
 from .linear import CP_PER_LOGIT, accuracy, feature_matrix, fit, full_model, integer_weights, judge, log_loss
 from .packing import data_cells, mirrored, mixed, position_keys, stone_counts
@@ -302,14 +302,17 @@ def write_network(path: Path, network: Network, made_by: str, scores: list[Judge
               "held_out": np.array([(s.name, f"{s.accuracy:.4f}", f"{s.log_loss:.4f}") for s in scores])}
     if network.linear is not None:
         arrays["linear"] = network.linear.astype(np.int64)
-    if held_out is not None:
+    if held_out is not None and held_out.positions:  # none measured on no positions (a tiny run)
         arrays |= accuracy_arrays(held_out)
     save_npz(path, arrays)
 
 
 def accuracy_arrays(held_out: HeldOutAccuracy) -> dict[str, np.ndarray]:
     """The arrays that record a network's held-out accuracy in its file, which the
-    engine names at set-up (:func:`c4engine.search.weights.network_note`)."""
+    engine names at set-up (:func:`c4engine.search.weights.network_note`).
+    ValueError for an accuracy measured on no positions, which means nothing."""
+    if held_out.positions < 1:
+        raise ValueError(f"no accuracy to record: it was measured on {held_out.positions} positions")
     return {"accuracy": np.array(round(held_out.accuracy, 4)), "accuracy_positions": np.array(held_out.positions),
             "accuracy_set": np.array(held_out.source)}
 
@@ -318,7 +321,7 @@ def record_accuracy(path: Path, held_out: HeldOutAccuracy) -> None:
     """Write ``held_out`` into the network file at ``path`` as its held-out accuracy,
     which the engine names at set-up, keeping every other array: for a network
     made before ``c4engine train`` recorded one, or measured again on another set."""
-    with np.load(path) as document:
+    with open_network(path, path.name) as document:
         arrays = {name: document[name] for name in document.files}
     save_npz(path, arrays | accuracy_arrays(held_out))
 
@@ -328,7 +331,7 @@ def read_network_file(path: Path, geometry: Geometry) -> tuple[np.ndarray, np.nd
     weights read as the engine reads them (:func:`c4engine.search.weights.checked_network`,
     which checks them), and the draw margin of its fit, to judge it as the fit did.
     ValueError if it is unsound or for another board."""
-    with np.load(path) as document:
+    with open_network(path, path.name) as document:
         block, linear = checked_network(document, path.name, geometry)
         return block, linear, float(document["margin"])
 

@@ -101,11 +101,33 @@ class TrainingStore:
     def positions(self, chunks: int) -> Positions:
         """The positions of the chunks below ``chunks``, in chunk order (whatever order
         they were solved in)."""
-        rows = self.db.execute("SELECT current, mask, result FROM chunks WHERE chunk < ? ORDER BY chunk",
+        rows = self.db.execute("SELECT chunk, current, mask, result FROM chunks WHERE chunk < ? ORDER BY chunk",
                                (chunks,)).fetchall()
-        return (np.concatenate([np.frombuffer(r[0], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
-                np.concatenate([np.frombuffer(r[1], dtype=np.int64) for r in rows] or [np.zeros(0, np.int64)]),
-                np.concatenate([np.frombuffer(r[2], dtype=np.int8) for r in rows] or [np.zeros(0, np.int8)]))
+        read = [self._chunk(*row) for row in rows]
+        return (np.concatenate([r[0] for r in read] or [np.zeros(0, np.int64)]),
+                np.concatenate([r[1] for r in read] or [np.zeros(0, np.int64)]),
+                np.concatenate([r[2] for r in read] or [np.zeros(0, np.int8)]))
+
+    def _chunk(self, chunk: int, current: object, mask: object, result: object) -> Positions:
+        """One chunk's arrays; CheckpointError naming the file and the chunk for a row
+        that is damaged (cut, overwritten, of another type)."""
+        where = f"chunk {chunk}"
+        arrays = (self._array(current, np.int64, where), self._array(mask, np.int64, where),
+                  self._array(result, np.int8, where))
+        if not arrays[0].size == arrays[1].size == arrays[2].size:
+            raise CheckpointError(f"{self.path} is damaged: {where} holds {arrays[0].size} stones, "
+                                  f"{arrays[1].size} masks and {arrays[2].size} results")
+        return arrays
+
+    def _array(self, blob: object, dtype: type[np.generic], where: str) -> np.ndarray:
+        """``blob`` as an array of ``dtype``; CheckpointError naming the file and ``where``
+        unless it is bytes of whole ``dtype`` values."""
+        size = np.dtype(dtype).itemsize
+        if not isinstance(blob, bytes) or len(blob) % size:
+            length = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}"
+            raise CheckpointError(f"{self.path} is damaged: {where} holds {length}, not whole "
+                                  f"{np.dtype(dtype).name} values")
+        return np.frombuffer(blob, dtype=dtype)
 
     def save_fit(self, epochs: int, margin: float, tables: np.ndarray) -> None:
         with self.db:
@@ -118,7 +140,7 @@ class TrainingStore:
         row = self.db.execute("SELECT epochs, margin, tables, shape FROM fit").fetchone()
         if row is None:
             return None
-        return int(row[0]), float(row[1]), _tables(row[2], row[3])
+        return int(row[0]), float(row[1]), self._tables(row[2], row[3], "the saved fit")
 
     def save_play(self, games: int, tables: np.ndarray) -> None:
         """A self-play run's tables after ``games`` games (:mod:`c4engine.training.td`)."""
@@ -131,9 +153,15 @@ class TrainingStore:
         row = self.db.execute("SELECT games, tables, shape FROM play").fetchone()
         if row is None:
             return None
-        return int(row[0]), _tables(row[1], row[2])
+        return int(row[0]), self._tables(row[1], row[2], "the saved self-play")
 
-
-def _tables(blob: bytes, shape: str) -> np.ndarray:
-    """Tables saved as float64 bytes and their shape ("rows,columns"), writable."""
-    return np.frombuffer(blob, dtype=np.float64).reshape(tuple(int(n) for n in shape.split(","))).copy()
+    def _tables(self, blob: object, shape: object, where: str) -> np.ndarray:
+        """Tables saved as float64 bytes and their shape ("rows,columns"), writable;
+        CheckpointError naming the file and ``where`` if they do not match."""
+        tables = self._array(blob, np.float64, where)
+        try:
+            dims = tuple(int(n) for n in str(shape).split(","))
+            return tables.reshape(dims).copy()
+        except ValueError:
+            raise CheckpointError(f"{self.path} is damaged: {where} holds {tables.size} values, "
+                                  f"not the shape {shape!r}") from None
