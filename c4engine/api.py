@@ -73,7 +73,7 @@ _built_book: BuiltBook | None = None  # from use_book; searched with on its own 
 
 def warm_up(width: int = STANDARD.width, height: int = STANDARD.height,
             connect: int = STANDARD.connect) -> None:
-    """Build the shared searcher for that board (as ``Position()`` takes it: 7x6, four in
+    """Build that board's searcher (as ``Position()`` takes it: 7x6, four in
     a row, unless told otherwise) rather than in the first call that needs it.
 
     The first call of :func:`solve`, :func:`analyse` or :func:`best_move` on a
