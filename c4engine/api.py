@@ -154,15 +154,27 @@ def _give_books(board: _Board, full_strength: bool) -> None:
         book = board.opening_book if full_strength and board.opening_book is not None else OpeningBook.empty()
         searcher.set_book(book)
         board.with_books = full_strength
-    built = _built_book if _built_book is not None and _built_book.header.geometry == searcher.geometry else None
-    wanted = built if full_strength else None
+    wanted = _built_book_for(searcher.geometry) if full_strength else None
     if searcher.built_book is not wanted:
         searcher.set_built_book(wanted)
 
 
+def _built_book_for(geometry: Geometry) -> BuiltBook | None:
+    """The built book a full-strength search on ``geometry`` probes: :func:`use_book`'s
+    on its board, else on 7x6 the package's book of every 4-stone position, as the
+    engine's ``OwnBook`` does (through the 12-stone book alone a 1-stone position
+    needs some 30,000 nodes, more than a move of milliseconds has)."""
+    from .search.own_book import own_built_book
+    if _built_book is not None and _built_book.header.geometry == geometry:
+        return _built_book
+    return own_built_book() if geometry == STANDARD else None
+
+
 def use_book(path: str | None) -> None:
     """Search with the book built by ``c4engine book build`` at ``path`` from now on, as
-    the engine's ``BookFile`` option does (None: without one).
+    the engine's ``BookFile`` option does (None: without one; on 7x6 the
+    package's book of every 4-stone position is probed then, as the engine's
+    ``OwnBook`` does).
 
     The book must be for the board in play: the board of the last call (or of
     :func:`warm_up`), 7x6 before any.  Calls on another board search without it,

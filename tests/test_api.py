@@ -287,6 +287,20 @@ def test_best_move_past_the_book_keeps_every_proven_result() -> None:
     assert signs == {-1, 0, 1}
 
 
+def test_a_best_move_of_a_millisecond_keeps_the_result_the_books_hold() -> None:
+    """Within the 7x6 books a move of 1 ms keeps its position's result (bitbully's
+    scores): the package's 4-stone book is probed as the engine's ``OwnBook`` does,
+    and the book's solve follows depth 1 whatever the time (2 and 6 gave up a
+    win, 22 a draw, through the 12-stone book alone)."""
+    bitbully = pytest.importorskip("bitbully", reason="the bitbully solver (test oracle) is not installed")
+    oracle = bitbully.BitBully()
+    for moves in ("2", "6", "22", "4376", "71"):
+        expected = oracle.score_all_moves(bitbully.Board([int(col) - 1 for col in moves]))
+        best = max(expected.values())
+        played = expected[c4engine.best_move(Position.from_moves(moves), time=0.001) - 1]
+        assert (played > 0, played >= 0) == (best > 0, best >= 0), (moves, expected, played)
+
+
 def test_best_move_within_a_time_or_a_depth_plays_a_legal_column_and_takes_a_win() -> None:
     pos = Position.from_moves("4453")
     assert c4engine.best_move(pos, time=0.05) in pos.legal_moves()
