@@ -120,17 +120,50 @@ def solve(file: IO[bytes], weak: bool, every_column: bool, hash_mb: int, threads
     started = time.perf_counter()
     from .search.progress import SolveProgress
     from .search.searcher import Searcher
-    searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True,
-                        huge_pages=True)
-    searcher.warm_up(searching=False)
-    click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
+
+    def ready_searcher() -> Searcher:
+        searcher = Searcher(hash_mb, threads=threads, geometry=geometry, resident=True, solving_only=True,
+                            huge_pages=True)
+        searcher.warm_up(searching=False)
+        click.echo(f"kernel ready in {time.perf_counter() - started:.2f} s", err=True)
+        return searcher
+
+    session = _KernelOnDemand(geometry, ready_searcher)
     tally = _SolveTally()
-    with SolveProgress(searcher, lambda line: click.echo(line, err=True)) as progress:
+    with SolveProgress(session, lambda line: click.echo(line, err=True)) as progress:
         for number, raw in enumerate(file, start=1):
-            _solve_line(searcher, number, raw, weak, every_column, tally, progress)
-    click.echo(f"{tally.summary()}, {searcher.page_report()}", err=True)
+            _solve_line(session, number, raw, weak, every_column, tally, progress)
+    click.echo(f"{tally.summary()}, {session.page_report()}", err=True)
     if tally.mismatches or tally.bad_lines:
         sys.exit(1)
+
+
+class _KernelOnDemand:
+    """``solve``'s searcher, made (its kernel loaded, or compiled on a new board, and
+    warmed up) at the first position that needs a search: a position whose mover
+    wins at once is scored by the rules as the kernel scores it, with no node
+    (:func:`~c4engine.search.thread.settled_score`), so that a run of such
+    positions waits for no kernel."""
+
+    def __init__(self, geometry: Geometry, make: Callable[[], Searcher]) -> None:
+        self.geometry = geometry
+        self._make = make
+        self._searcher: Searcher | None = None
+
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = self._make()
+        return self._searcher
+
+    def solve_progress(self) -> tuple[list[int], int]:
+        """The running solve's windows and nodes (:meth:`Searcher.solve_progress`); none
+        before the searcher is made."""
+        return self._searcher.solve_progress() if self._searcher is not None else ([], 0)
+
+    def page_report(self) -> str:
+        if self._searcher is None:
+            return "no table: no position needed a search"
+        return self._searcher.page_report()
 
 
 class _SolveTally:
@@ -177,28 +210,35 @@ def process_age() -> float:
         return time.perf_counter() - _IMPORTED
 
 
-def _solve_line(searcher: Searcher, number: int, raw: bytes, weak: bool, every_column: bool,
+def _solve_line(session: _KernelOnDemand, number: int, raw: bytes, weak: bool, every_column: bool,
                 tally: _SolveTally, progress: SolveProgress) -> None:
     """Solve one input line and print its result, or report why it is bad."""
+    from .search.thread import settled_score
     try:
         fields = decode_line(raw, number).split()
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
             raise RulesError("expected '<moves> [<expected score>]'")
         moves = fields[0] if fields else ""
-        pos = parse_digits(moves, searcher.geometry)
+        pos = parse_digits(moves, session.geometry)
         if pos.is_over():
             raise RulesError(f"'{moves}': the game is already over")
     except ValueError as err:  # a RulesError too
         tally.bad_lines += 1
         click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return
-    searcher.clear()
-    searcher.fit_table(pos)
+    settled = None if every_column else settled_score(pos, weak)
+    searcher = None if settled is not None else session.searcher()
+    if searcher is not None:
+        searcher.clear()
+        searcher.fit_table(pos)
     tally.begin_search()
     progress.begin()
     began_cpu = time.process_time()  # first: its system call stays out of the wall time
     began = time.perf_counter()
-    if every_column:
+    if searcher is None:
+        score, nodes = settled, 0
+        values = [score]
+    elif every_column:
         values, nodes = searcher.solve_moves(pos, weak)
         score = max(values)
     else:

@@ -93,6 +93,20 @@ def test_solve_weak_on_an_immediate_win() -> None:
     assert scores_printed(result.stdout) == {WIN_AT_ONCE: 1}
 
 
+def test_a_position_won_at_once_is_answered_without_the_kernel() -> None:
+    """The rules score a win at once as the kernel does, with no node, and no kernel is
+    made for it (on 6x5, whose kernel would compile); the first position that needs a
+    search makes it, and is solved."""
+    result = run(["solve", "--board", "6x5"], "3344553344\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split()[:3] == ["3344553344", "10", "0"]
+    assert "kernel ready" not in result.stderr and "no table: no position needed a search" in result.stderr
+    for weak, win in ([], 5), (["--weak"], 1):
+        both = run(["solve", *weak], f"{WIN_AT_ONCE}\n{LATE_WIN}\n")
+        assert both.exit_code == 0, both.stderr
+        assert scores_printed(both.stdout) == {WIN_AT_ONCE: win, LATE_WIN: 1} and "kernel ready" in both.stderr
+
+
 def test_an_empty_line_is_the_empty_board() -> None:
     """As in Pons' solver.  The empty board itself takes minutes to solve (see the slow
     test below), so this records the position the solver is handed instead."""
@@ -110,6 +124,12 @@ def test_an_empty_line_is_the_empty_board() -> None:
         def solve(self, pos: Board, weak: bool) -> tuple[int, int]:
             asked.append(pos)
             return 0, 0
+
+        def searcher(self) -> Recorder:
+            return self
+
+        def solve_progress(self) -> tuple[list[int], int]:
+            return [], 0
 
     tally, recorder = cli_module._SolveTally(), Recorder()
     progress = SolveProgress(recorder, print)  # type: ignore[arg-type]

@@ -15,10 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .searcher import Searcher
+from typing import Protocol
 
 FIRST_AFTER_S = 3.0  # a solve shorter than this prints no progress
 EVERY_S = 3.0  # then a line this often
@@ -35,13 +32,20 @@ def progress_line(seconds: float, windows: list[int], nodes: int) -> str:
     return f"solving: {seconds:.0f} s, window{plural} {shown}, {nodes / 1e6:.1f} M nodes, {rate / 1e6:.1f} M nodes/s"
 
 
+class Solving(Protocol):
+    """What the reporter reads: a :class:`~c4engine.search.searcher.Searcher`, or
+    ``solve``'s searcher made on demand."""
+
+    def solve_progress(self) -> tuple[list[int], int]: ...
+
+
 class SolveProgress:
     """A reporter thread for a run of solves on one searcher: call :meth:`begin` before
     each solve and :meth:`end` after it; ``emit`` gets a :func:`progress_line` every
     :data:`EVERY_S` seconds of a solve that has run :data:`FIRST_AFTER_S` seconds.
     Used as a context manager, which ends the thread."""
 
-    def __init__(self, searcher: Searcher, emit: Callable[[str], None]) -> None:
+    def __init__(self, searcher: Solving, emit: Callable[[str], None]) -> None:
         self.searcher = searcher
         self.emit = emit
         self._lock = threading.Lock()

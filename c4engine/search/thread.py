@@ -150,6 +150,14 @@ class SearchThread:
         return -1
 
 
+def settled_score(pos: Board, weak: bool) -> int | None:
+    """The score of ``pos`` when the rules settle it at once, as the kernel's solve gives
+    it without a node (its mover wins now: Pons' score of that win, weak 1), else None."""
+    if not pos.can_win_now():
+        return None
+    return 1 if weak else win_now(pos.stones, pos.geometry.cells)
+
+
 def settle_move(pos: Board, col: int) -> tuple[int | None, Board]:
     """The Pons score of playing ``col`` when the rules settle it at once (a win, a move
     that lets the opponent win at once, the last cell), else None; and the position
