@@ -7,6 +7,7 @@ to any of them makes new ones, so that compiled code never outlives its source.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -30,7 +31,11 @@ def compiled_rules() -> list[Path]:
     return [RULES_DIR / f"{name}.py" for name in COMPILED_RULES]
 
 
+@functools.cache
 def sources_hash() -> str:
+    """Once per process, whose kernel is the one it imported: the portable kernel's
+    cache locator asks for every compiled function (150 reads of 20 files took
+    a tenth of a shipped board's first start)."""
     digest = hashlib.sha256()
     for path in source_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
