@@ -10,9 +10,10 @@ is compiled for a generic x86-64 CPU (``NUMBA_CPU_NAME=generic``, which
 as its version and Python's are those of the machine that made the bundle;
 otherwise it compiles on the warm-up thread while the plain-Python player moves.
 
-numba checks a cached function against its source file's modification time, to
-the second once in a tar archive: every source file is given a whole-second
-time before the kernel is compiled, and the archive keeps it.
+numba before 0.68 checks a cached function against its source file's modification
+time, to the second once in a tar archive (0.68 hashes the file's content): every
+source file is given a whole-second time before the kernel is compiled, and the
+archive keeps it.
 """
 
 from __future__ import annotations

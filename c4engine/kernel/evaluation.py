@@ -75,7 +75,7 @@ FIRST_THREATS = 0
 SECOND_THREATS = FIRST_THREATS + N_THREAT_TERMS
 FIRST_PLAYER_BONUS = SECOND_THREATS + N_THREAT_TERMS
 COLUMN_STONES = FIRST_PLAYER_BONUS + 1
-MAX_EDGE_STEPS = 16  # a board of at most 32 columns (W * (H + 1) <= 64) has columns 0..15 steps from the edge
+MAX_EDGE_STEPS = 16  # a board of at most 32 columns (geometry.MAX_WIDTH) has columns 0..15 steps from the edge
 FIRST_THREAT_CELLS = COLUMN_STONES + MAX_EDGE_STEPS
 BITS = 64  # one weight per bit of the board's word: a live threat's weight by its cell
 SECOND_THREAT_CELLS = FIRST_THREAT_CELLS + BITS

@@ -19,7 +19,7 @@ from ..rules.scores import mate_distance, to_internal
 from ..search.thread import settle_move
 
 FULL_COLUMN = 100  # Pons' /solve value for a column that cannot be played
-SCORES_TO_SHARE = 128  # every Pons score of a board of 64 cells fits within +-64
+SCORES_TO_SHARE = 128  # every Pons score fits within +-64: a board has fewer than 128 cells
 
 
 def lowest_score(stones: int, cells: int) -> int:
