@@ -36,7 +36,10 @@ def compile_portable_kernel(build_lib: Path) -> None:
     """Compile the shipped boards' kernels for the baseline CPU into ``build_lib``'s package, with
     numba's and the kernel's caches kept out of it."""
     with tempfile.TemporaryDirectory() as scratch:
-        env = {**os.environ, "PYTHONPATH": str(build_lib), "PYTHONDONTWRITEBYTECODE": "1",
+        # build_lib goes first on PYTHONPATH, kept: pip's isolated build puts its own
+        # entry there, through which the build's numba, numpy and click are found.
+        path = os.pathsep.join(filter(None, [str(build_lib), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1",
                "C4ENGINE_PORTABLE_BUILD": str(build_lib / "c4engine" / "kernel"),
                "NUMBA_CACHE_DIR": str(Path(scratch) / "numba"), "C4ENGINE_KERNEL_CACHE": str(Path(scratch) / "kernels")}
         for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "C4ENGINE_PORTABLE"):
