@@ -125,3 +125,18 @@ def test_a_clean_venv_with_the_wheel_alone_plays_the_readme_first_command(dist: 
     assert str(tmp_path / "venv") in where.stdout
     assert not list((tmp_path / "numba").rglob("*.nbi")), "the first start compiled what the wheel carries"
     assert list((tmp_path / "kernels").glob("*/portable-*"))
+
+
+@pytest.mark.slow
+def test_a_new_venv_with_nothing_installed_builds_the_wheel(tmp_path: Path) -> None:
+    """``pip install .`` in a virtual environment that has nothing but pip: the build
+    compiles the kernel with what pip's isolated build installs (numba, numpy,
+    click), not with what the interpreter running it happens to have.  The
+    compile step once dropped pip's PYTHONPATH and failed on ``import click``."""
+    venv.create(tmp_path / "venv", with_pip=True)
+    pip = tmp_path / "venv" / "bin" / "pip"
+    done = subprocess.run([str(pip), "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path / "wheels"),
+                           str(REPOSITORY)], cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                          env=clean_environment())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert list((tmp_path / "wheels").glob("c4engine-*.whl"))
