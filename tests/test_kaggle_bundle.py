@@ -22,6 +22,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from fresh_environment import fresh_environment
 
 pytestmark = pytest.mark.slow
 
@@ -40,10 +41,6 @@ print(json.dumps({"rewards": [s.reward for s in env.state], "statuses": [s.statu
 """
 
 
-def without_checkout() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "NUMBA_CPU_NAME")}
-
-
 @pytest.fixture(scope="session")
 def kaggle_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtual environment with kaggle-environments 1.12.0, numpy and this numba, and no c4engine."""
@@ -53,9 +50,9 @@ def kaggle_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.create(folder, with_pip=True)
     python = folder / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "kaggle-environments==1.12.0", "numpy",
-                    f"numba=={numba.__version__}"], check=True, timeout=1200, env=without_checkout())
+                    f"numba=={numba.__version__}"], check=True, timeout=1200, env=fresh_environment())
     absent = subprocess.run([str(python), "-c", "import c4engine"], cwd=folder, capture_output=True,
-                            env=without_checkout())
+                            env=fresh_environment())
     assert absent.returncode != 0, "c4engine must not be importable in the Kaggle venv"
     return python
 
@@ -80,7 +77,7 @@ def test_the_bundle_wins_first_and_holds_second_within_act_timeout(
     columns, rows = board.split("x")
     for order in ("first", "second"):
         done = subprocess.run([str(kaggle_python), "-c", GAME, columns, rows, "4", order], cwd=agent,
-                              capture_output=True, text=True, timeout=900, env=without_checkout())
+                              capture_output=True, text=True, timeout=900, env=fresh_environment())
         assert done.returncode == 0, done.stderr[-3000:]
         game = json.loads(done.stdout.strip().splitlines()[-1])
         ours = 0 if order == "first" else 1
@@ -120,7 +117,7 @@ def test_after_other_boards_the_bundles_board_searches_in_time(kaggle_python: Pa
     plain-Python player's for good)."""
     agent, _size = unpacked_bundle(tmp_path, "7x6")
     done = subprocess.run([str(kaggle_python), "-c", SWITCH], cwd=agent, capture_output=True, text=True,
-                          timeout=900, env=without_checkout())
+                          timeout=900, env=fresh_environment())
     assert done.returncode == 0, done.stderr[-3000:]
     run = json.loads(done.stdout.strip().splitlines()[-1])
     limit = run["act_timeout"]

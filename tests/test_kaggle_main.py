@@ -3,12 +3,16 @@ loader takes from it, and the plain-Python player that moves until the search is
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
-from c4engine.kaggle import main
+NUMBA_CPU_BEFORE = os.environ.get("NUMBA_CPU_NAME")
+with mock.patch.dict(os.environ):  # main.py sets NUMBA_CPU_NAME for Kaggle's process, not for this one's children
+    from c4engine.kaggle import main
 
 MAIN = Path(main.__file__)
 
@@ -16,6 +20,12 @@ MAIN = Path(main.__file__)
 def board_of(rows: list[str]) -> list[int]:
     """A Kaggle board from rows drawn top first: '.' empty, 'x' mark 1, 'o' mark 2."""
     return [".xo".index(cell) for row in rows for cell in row]
+
+
+def test_importing_main_leaves_this_process_environment_as_it_was() -> None:
+    """Every engine a later test starts inherits it: under NUMBA_CPU_NAME the
+    release test's fresh install compiled what the wheel carries."""
+    assert os.environ.get("NUMBA_CPU_NAME") == NUMBA_CPU_BEFORE
 
 
 def test_kaggles_loader_takes_the_agent() -> None:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fresh_environment import fresh_environment
 
 from c4engine.kernel import portable
 
@@ -43,9 +44,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def engine_env(package: Path, caches: Path, **more: str) -> dict[str, str]:
     """The copy first on the path, empty numba and kernel caches in ``caches``."""
-    env = {name: value for name, value in os.environ.items()
-           if name not in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", portable.OFF_ENV, portable.BUILD_ENV)}
-    return {**env, "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(caches / "numba"),
+    return {**fresh_environment(), "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(caches / "numba"),
             "C4ENGINE_KERNEL_CACHE": str(caches / "kernels"), portable.TUNE_ENV: "0", **more}
 
 

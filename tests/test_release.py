@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fresh_environment import fresh_environment
 
 from c4engine.geometry import Geometry
 from c4engine.kernel import portable
@@ -49,16 +50,11 @@ def test_the_wheel_carries_the_portable_kernel_for_this_python_and_numba(dist: P
         name.rsplit("/", 1)[0] + "/" for name in names if name.endswith(".nbi")}
 
 
-def clean_environment() -> dict[str, str]:
-    """This process's environment without the checkout on PYTHONPATH (conftest puts it there)."""
-    return {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
-
-
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     done = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(REPOSITORY)],
-                          capture_output=True, text=True, timeout=900, env=clean_environment())
+                          capture_output=True, text=True, timeout=900, env=fresh_environment())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 
@@ -112,7 +108,7 @@ def test_a_clean_venv_with_the_wheel_alone_plays_the_readme_first_command(dist: 
     bin_dir = tmp_path / "venv" / "bin"
     wheel = next(dist.glob("*.whl"))
     command = readme_first_command().replace("pip install .", f"pip install --quiet {wheel}", 1)
-    env = {**clean_environment(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent),
+    env = {**fresh_environment(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent),
            "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "C4ENGINE_KERNEL_CACHE": str(tmp_path / "kernels"),
            "C4ENGINE_TUNE": "0"}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path, capture_output=True,
@@ -137,6 +133,6 @@ def test_a_new_venv_with_nothing_installed_builds_the_wheel(tmp_path: Path) -> N
     pip = tmp_path / "venv" / "bin" / "pip"
     done = subprocess.run([str(pip), "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path / "wheels"),
                            str(REPOSITORY)], cwd=tmp_path, capture_output=True, text=True, timeout=900,
-                          env=clean_environment())
+                          env=fresh_environment())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert list((tmp_path / "wheels").glob("c4engine-*.whl"))
