@@ -8,8 +8,12 @@ import time
 from pathlib import Path
 from unittest import mock
 
+import numba  # noqa: F401  (whole, before main's warm-up thread imports it: see below)
 import pytest
 
+# Importing main starts its warm-up thread, which imports numba while pytest collects
+# the other test files, which import the kernel: two threads importing numba's
+# modules (which import one another) at once can each get the other's half-made one.
 NUMBA_CPU_BEFORE = os.environ.get("NUMBA_CPU_NAME")
 with mock.patch.dict(os.environ):  # main.py sets NUMBA_CPU_NAME for Kaggle's process, not for this one's children
     from c4engine.kaggle import main
