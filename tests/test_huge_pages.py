@@ -104,6 +104,25 @@ def test_an_advised_buffer_gets_huge_pages_where_the_system_gives_them() -> None
         assert re.fullmatch(r"\d+ MB of it in 2 MB huge pages", page_report(buffer, True, True))
 
 
+@pytest.mark.parametrize(("resident_kb", "huge_kb", "report"), [
+    (32768, 0, "4 kB pages, huge pages asked for but the system gave none (no free 2 MB blocks)"),
+    (0, 0, "huge pages asked for, none touched yet"),
+    (32768, 30720, "30 MB of it in 2 MB huge pages"),
+])
+def test_the_report_says_what_the_system_gave_an_advised_buffer(tmp_path: Path, resident_kb: int, huge_kb: int,
+                                                                 report: str) -> None:
+    """A system that took the advice but had no free 2 MB blocks to give (memory too
+    fragmented to compact) is said as such, from its smaps: the table runs as today."""
+    buffer = allocate_zeros(4 << 20)
+    first = buffer.ctypes.data
+    smaps = tmp_path / "smaps"
+    smaps.write_text(f"{first - 4096:x}-{first + buffer.nbytes:x} rw-p 00000000 00:00 0\n"
+                     f"Size: {buffer.nbytes >> 10} kB\nRss: {resident_kb} kB\nAnonHugePages: {huge_kb} kB\n"
+                     f"{first + buffer.nbytes + 4096:x}-{first + buffer.nbytes + 8192:x} r--p 00000000 00:00 0\n"
+                     "Rss: 4 kB\nAnonHugePages: 2048 kB\n")
+    assert page_report(buffer, asked=True, advised=True, smaps_path=str(smaps)) == report
+
+
 def test_solve_has_its_table_in_huge_pages_and_says_so() -> None:
     """The real ``solve`` process, its position solved and its input still open: the
     system's record of it shows the table in huge pages (on a system that gives
