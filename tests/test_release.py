@@ -110,7 +110,7 @@ def test_a_clean_venv_with_the_wheel_alone_plays_the_readme_first_command(dist: 
     command = readme_first_command().replace("pip install .", f"pip install --quiet {wheel}", 1)
     env = {**fresh_environment(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent),
            "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "C4ENGINE_KERNEL_CACHE": str(tmp_path / "kernels"),
-           "C4ENGINE_TUNE": "0"}
+           portable.TUNE_ENV: "0"}
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=tmp_path, capture_output=True,
                           text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
