@@ -274,7 +274,7 @@ def test_the_helper_leaves_the_probe_at_1_once_the_probe_at_0_refutes_a_root_mov
     assert probes._free_point() == -1
 
 
-def test_on_an_even_width_the_helper_stays_at_1() -> None:
+def test_on_an_even_width_a_refuted_root_move_leaves_the_helper_where_it_is() -> None:
     """Without a lone centre column, the first root move refuted says little (6x7
     wins after its probe at 0 refutes both centre columns): no watcher moves the
     helper."""
@@ -287,6 +287,21 @@ def test_on_an_even_width_the_helper_stays_at_1() -> None:
     assert probes._start(helper) == 1
     time.sleep(20 * SharedProbes.WATCH_SECONDS)
     assert helper.mem[layout.NODE_LIMIT] > 0 and not probes.leans_low
+
+
+@pytest.mark.parametrize(("board", "moves", "side"), [
+    (Geometry(6, 6), [], -1), (Geometry(8, 6), [], -1), (Geometry(4, 4), [], -1),
+    (Geometry(8, 6), [3], 1), (Geometry(6, 7), [], 1), (Geometry(8, 5), [], 1), (Geometry(7, 6), [], 1)])
+def test_the_helper_starts_below_0_where_the_follow_up_favours_the_player_not_to_move(
+        board: Geometry, moves: list[int], side: int) -> None:
+    """On a board of even width and even height the second player's follow-up makes a
+    score of 0 or below likely with the first player to move (6x6 and 8x6 score -1):
+    the helper starts at -1 there, at 1 on every other board or side to move."""
+    searcher = Searcher(hash_mb=1, threads=2)
+    main = searcher.threads[0]
+    probes = SharedProbes(Board(geometry=board).play_all(moves), searcher.kernel.solve)
+    probes.probing[main] = 0
+    assert probes._free_point() == side
 
 
 def own_nice() -> int:

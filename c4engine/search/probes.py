@@ -35,7 +35,13 @@ class SharedProbes:
     ``ROOT_FAILS``) the score is most likely 0 or below, the probe at 1 is
     wasted, and the helper moves to -1 (a watcher polls for it every
     ``WATCH_SECONDS``).  On an even width the evidence misleads: 6x7's probe at
-    0 refutes both centre columns before it wins with another.  A helper that takes
+    0 refutes both centre columns before it wins with another, and 8x6's refutes
+    its first root move only at the end of its work.  There the board's shape
+    decides: with an even height too, the second player can answer every move
+    in the same column (Allis' follow-up, claimeven) and takes every cell of an
+    even row, and every such board solved scores 0 or below (4x4, 4x6, 4x8,
+    4x10, 6x4, 8x4: 0 or -1; 6x6 and 8x6: -1), so with the first player to move
+    the helper starts at -1; otherwise at 1 (6x7 and 8x5 score 1).  A helper that takes
     a probe of its own yields the processor to the main thread for good
     (:func:`~.pool.yield_to_main_thread`): on a machine short of cores the
     main thread's probe, which the answer needs, keeps its speed; a helper
@@ -55,8 +61,10 @@ class SharedProbes:
         self.lowest, self.highest = (int(bound) for bound in solve.score_range(pos.stones, False))
         self.probing: dict[SearchThread, int] = {}
         self.nodes = 0
-        self.leans_low = False  # the probe at 0 has refuted a root move
         self.lone_centre = pos.geometry.width % 2 == 1  # see the class
+        # the score is most likely 0 or below: by the board's shape on an even width,
+        # once the probe at 0 has refuted a root move on an odd one (see the class)
+        self.leans_low = not self.lone_centre and pos.geometry.height % 2 == 0 and pos.stones % 2 == 0
         self.yielding = yielding
         self.lock = threading.Lock()
 
@@ -89,8 +97,8 @@ class SharedProbes:
     def _free_point(self) -> int:
         """The solver's next point when no other thread probes inside the range; else
         another thread's point, the threads then sharing out its tree; but next to
-        the first probe, at 0, the point 1 above it, or -1 below it once that probe
-        has refuted a root move on a board of odd width (see the class).  A point the range has settled
+        the first probe, at 0, the point 1 above it, or -1 below it when the score
+        leans low (see the class).  A point the range has settled
         is never joined: its thread is cancelled but may not have left yet (with
         more threads than cores it waits for one), and there the table answers at
         once and settles nothing, so the joiners would loop on it and keep it
