@@ -11,16 +11,17 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import subprocess
 import sys
 import time
-from typing import IO, TYPE_CHECKING, Callable
+from typing import IO, TYPE_CHECKING, Callable, TypeVar
 
 import click
 
 from .geometry import STANDARD, Geometry, GeometryError
 from .inputs import decode_line
 from .protocol.options import find_spec
-from .rules.board import RulesError
+from .rules.board import Board, RulesError
 from .rules.notation import is_digit_string, parse_board, parse_digits
 from .version import __version__
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .search.searcher import Searcher
 
 _IMPORTED = time.perf_counter()
+T = TypeVar("T")
 
 
 class LazyGroup(click.Group):
@@ -143,17 +145,45 @@ class _KernelOnDemand:
     warmed up) at the first position that needs a search: a position whose mover
     wins at once is scored by the rules as the kernel scores it, with no node
     (:func:`~c4engine.search.thread.settled_score`), so that a run of such
-    positions waits for no kernel."""
+    positions waits for no kernel.  On a board whose kernel is not compiled yet,
+    the kernel compiles in a child process while the interpreted tier
+    (:mod:`~c4engine.search.interpreted`) tries each position: one it finishes
+    first is answered at once (docs/design.md, "The interpreted tier")."""
 
     def __init__(self, geometry: Geometry, make: Callable[[], Searcher]) -> None:
         self.geometry = geometry
         self._make = make
         self._searcher: Searcher | None = None
+        self._build: subprocess.Popen[bytes] | None = None
+        self._build_checked = False
 
     def searcher(self) -> Searcher:
         if self._searcher is None:
+            if self._build is not None:
+                self._build.wait()  # then the kernel loads from the caches it filled
             self._searcher = self._make()
         return self._searcher
+
+    def interpreted(self, pos: Board, weak: bool) -> tuple[int, int] | None:
+        """``pos``'s score and nodes from the interpreted tier, while the kernel compiles
+        in its child process; None once the kernel is ready, or when it was at the start."""
+        from .search.interpreted import interpreted_score
+        build = self._running_build()
+        if build is None:
+            return None
+        return interpreted_score(pos, weak, keep_going=lambda: build.poll() is None)
+
+    def _running_build(self) -> subprocess.Popen[bytes] | None:
+        """The child process compiling the kernel, while it runs: started at the first
+        call when neither the searcher nor a compiled kernel exists."""
+        if not self._build_checked:
+            self._build_checked = True
+            from .search.kernel_build import start_kernel_build
+            if self._searcher is None:
+                self._build = start_kernel_build(self.geometry)
+        if self._searcher is None and self._build is not None and self._build.poll() is None:
+            return self._build
+        return None
 
     def solve_progress(self) -> tuple[list[int], int]:
         """The running solve's windows and nodes (:meth:`Searcher.solve_progress`); none
@@ -161,9 +191,11 @@ class _KernelOnDemand:
         return self._searcher.solve_progress() if self._searcher is not None else ([], 0)
 
     def page_report(self) -> str:
-        if self._searcher is None:
-            return "no table: no position needed a search"
-        return self._searcher.page_report()
+        if self._searcher is not None:
+            return self._searcher.page_report()
+        if self._build is not None:
+            return "no table: the interpreted tier answered while the kernel compiled"
+        return "no table: no position needed a search"
 
 
 class _SolveTally:
@@ -176,9 +208,18 @@ class _SolveTally:
         self.seconds = self.cpu_seconds = 0.0
         self.first_node: float | None = None  # seconds from the process's start to the first search
 
-    def begin_search(self) -> None:
+    def timed(self, job: Callable[[], T], progress: SolveProgress) -> tuple[T, float, float]:
+        """``job``'s result, and the wall and CPU seconds it took; its progress shown
+        while it runs, and the first node's time noted."""
         if self.first_node is None:
             self.first_node = process_age()
+        progress.begin()
+        began_cpu = time.process_time()  # first: its system call stays out of the wall time
+        began = time.perf_counter()
+        try:
+            return job(), time.perf_counter() - began, time.process_time() - began_cpu
+        finally:
+            progress.end()
 
     def add(self, nodes: int, seconds: float, cpu_seconds: float) -> None:
         self.positions += 1
@@ -210,10 +251,37 @@ def process_age() -> float:
         return time.perf_counter() - _IMPORTED
 
 
+def _solved(session: _KernelOnDemand, pos: Board, weak: bool, every_column: bool, tally: _SolveTally,
+            progress: SolveProgress) -> tuple[tuple[list[int], int], float, float]:
+    """``pos``'s score (or every column's) and nodes, with the wall and CPU seconds they
+    took: by the rules when they settle it; by the interpreted tier when it
+    finishes while the kernel compiles; else by the kernel, its table cleared and
+    the kernel made outside the timing."""
+    from .search.thread import settled_score
+    settled = None if every_column else settled_score(pos, weak)
+    if settled is not None:
+        return tally.timed(lambda: ([settled], 0), progress)
+    if not every_column:
+        interpreted, seconds, cpu_seconds = tally.timed(lambda: session.interpreted(pos, weak), progress)
+        if interpreted is not None:
+            score, nodes = interpreted
+            return ([score], nodes), seconds, cpu_seconds
+    searcher = session.searcher()
+    searcher.clear()
+    searcher.fit_table(pos)
+    if every_column:
+        return tally.timed(lambda: searcher.solve_moves(pos, weak), progress)
+    return tally.timed(lambda: _as_values(searcher.solve(pos, weak)), progress)
+
+
+def _as_values(solved: tuple[int, int]) -> tuple[list[int], int]:
+    score, nodes = solved
+    return [score], nodes
+
+
 def _solve_line(session: _KernelOnDemand, number: int, raw: bytes, weak: bool, every_column: bool,
                 tally: _SolveTally, progress: SolveProgress) -> None:
     """Solve one input line and print its result, or report why it is bad."""
-    from .search.thread import settled_score
     try:
         fields = decode_line(raw, number).split()
         if len(fields) > 2 or (len(fields) == 2 and not is_digit_string(fields[1].removeprefix("-"))):
@@ -226,27 +294,9 @@ def _solve_line(session: _KernelOnDemand, number: int, raw: bytes, weak: bool, e
         tally.bad_lines += 1
         click.echo(f"line {number}: {err}", err=True)  # stderr escapes what its encoding cannot show
         return
-    settled = None if every_column else settled_score(pos, weak)
-    searcher = None if settled is not None else session.searcher()
-    if searcher is not None:
-        searcher.clear()
-        searcher.fit_table(pos)
-    tally.begin_search()
-    progress.begin()
-    began_cpu = time.process_time()  # first: its system call stays out of the wall time
-    began = time.perf_counter()
-    if searcher is None:
-        score, nodes = settled, 0
-        values = [score]
-    elif every_column:
-        values, nodes = searcher.solve_moves(pos, weak)
-        score = max(values)
-    else:
-        score, nodes = searcher.solve(pos, weak)
-        values = [score]
-    seconds = time.perf_counter() - began
-    tally.add(nodes, seconds, time.process_time() - began_cpu)
-    progress.end()
+    (values, nodes), seconds, cpu_seconds = _solved(session, pos, weak, every_column, tally, progress)
+    score = max(values)
+    tally.add(nodes, seconds, cpu_seconds)
     click.echo(f"{moves} {' '.join(map(str, values))} {nodes} {int(seconds * 1e6)}")
     if len(fields) == 2:
         expected = int(fields[1])

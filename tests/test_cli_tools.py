@@ -22,7 +22,7 @@ from positions import late_positions
 
 from c4engine import cli as cli_module
 from c4engine.cli import cli
-from c4engine.geometry import STANDARD
+from c4engine.geometry import STANDARD, Geometry
 from c4engine.rules.scores import to_pons
 from c4engine.rules.board import Board
 from c4engine.search import bench
@@ -145,6 +145,25 @@ def test_a_few_plies_through_the_same_path() -> None:
     result = run(["solve"], "4455 18\n")
     assert result.exit_code == 0, result.stderr
     assert scores_printed(result.stdout) == {"4455": 18}
+
+
+def test_the_interpreted_tier_answers_only_while_the_kernel_compiles(monkeypatch) -> None:
+    """On a board whose kernel is not compiled, ``solve``'s session answers from the
+    interpreted tier while the child compiling the kernel runs (8x8 after 44445555:
+    a win with the mover's 5th stone, 3 of the tier's nodes), and stops asking it
+    once that child has ended: the kernel then answers."""
+    from c4engine.search import kernel_build
+    build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry: build)
+    board = Geometry(8, 8)
+    session = cli_module._KernelOnDemand(board, lambda: pytest.fail("the kernel was made"))
+    try:
+        assert session.interpreted(Board(geometry=board).play_all([3, 3, 3, 3, 4, 4, 4, 4]), False) == (27, 3)
+    finally:
+        build.kill()
+        build.wait()
+    assert session.interpreted(Board(geometry=board), False) is None
+    assert session.page_report() == "no table: the interpreted tier answered while the kernel compiled"
 
 
 @pytest.mark.slow

@@ -9,6 +9,8 @@ import os
 import re
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -146,9 +148,11 @@ def modules_with_cache_entries(numba_cache: Path) -> set[str]:
 
 
 @pytest.mark.slow
-def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
+def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path, monkeypatch) -> None:
     """Every process answers right, and no numba cache file is written for two
-    boards: each board's entries are in its copy's folder only."""
+    boards: each board's entries are in its copy's folder only (the kernels
+    compiled by the processes or by the children compiling them for the
+    interpreted tier's time)."""
     numba_cache = tmp_path / "numba"
     env = {**os.environ, sources.CACHE_ENV: str(tmp_path / "kernels"), "NUMBA_CACHE_DIR": str(numba_cache)}
     boards = [*CONCURRENT_BOARDS, "6x4"]
@@ -157,6 +161,7 @@ def test_boards_compiled_at_once_on_a_fresh_cache(tmp_path: Path) -> None:
         out, err = process.communicate("\n", timeout=600)
         assert process.returncode == 0, err
         assert out.split()[0] == CONCURRENT_BOARDS[board], (board, out)
+    wait_for_kernel_builds(CONCURRENT_BOARDS, env, monkeypatch)
     assert modules_with_cache_entries(numba_cache) == {
         specialise.module_name(Geometry.parse(board), full=False) for board in CONCURRENT_BOARDS}
 
@@ -188,14 +193,46 @@ def run_command(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.
                           env=env, timeout=600)
 
 
+def wait_for_kernel_builds(boards: Iterable[str], env: dict[str, str], monkeypatch) -> None:
+    """Wait until each board's kernel for exact solves is compiled in ``env``'s caches:
+    a ``solve`` that the interpreted tier answered exits while its child process
+    goes on compiling."""
+    monkeypatch.setenv(sources.CACHE_ENV, env[sources.CACHE_ENV])
+    deadline = time.monotonic() + 600
+    while not all(specialise.is_compiled(Geometry.parse(board), full=False) for board in boards):
+        assert time.monotonic() < deadline, f"no kernel compiled for {boards}"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_a_new_board_is_answered_while_its_kernel_compiles_in_a_child(tmp_path: Path, monkeypatch) -> None:
+    """``solve`` on a board whose kernel is not compiled answers a position the
+    interpreted tier finishes at once (8x8 after 44445555: a win with the mover's
+    5th stone, 3 of the tier's nodes) and exits, while a child process compiles the
+    kernel into the caches; the next run loads it, and the kernel answers (1 node)."""
+    env = cache_env(tmp_path)
+    first = run_command("solve", "--board", "8x8", env=env, stdin="44445555 27\n")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[:3] == ["44445555", "27", "3"]
+    assert "kernel ready" not in first.stderr
+    assert "the interpreted tier answered while the kernel compiled" in first.stderr
+    wait_for_kernel_builds(["8x8"], env, monkeypatch)
+    second = run_command("solve", "--board", "8x8", env=env, stdin="44445555 27\n")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split()[:3] == ["44445555", "27", "1"] and "kernel ready" in second.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("board, line", [("5x4", "1234512 1"), ("7x6", "7234472553 10")])
-def test_the_first_solve_on_a_board_compiles_no_evaluation(tmp_path: Path, board: str, line: str) -> None:
+def test_the_first_solve_on_a_board_compiles_no_evaluation(tmp_path: Path, board: str, line: str,
+                                                           monkeypatch) -> None:
     """The solve command compiles what an exact solve runs, not the depth-limited
     search's evaluation nor the books' probes (docs/design.md): on 7x6 too, whose
     whole kernel (the package's own, ``kernel``) it leaves to the engine."""
-    done = run_command("solve", "--board", board, env=cache_env(tmp_path), stdin=f"{line}\n")
+    env = cache_env(tmp_path)
+    done = run_command("solve", "--board", board, env=env, stdin=f"{line}\n")
     assert done.returncode == 0, done.stderr
+    wait_for_kernel_builds([board], env, monkeypatch)
     package = specialise.module_name(Geometry.parse(board), full=False)
     assert f"{package}.negamax" in compiled_modules(tmp_path)
     left_out = {f"{where}.{module}" for where in (package, "kernel") for module in ("evaluation", "ntuple", "book",

@@ -110,6 +110,14 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     return Kernel(geometry, **modules)
 
 
+def is_compiled(geometry: Geometry, full: bool = True) -> bool:
+    """Whether :func:`kernel_for` would load ``geometry``'s kernel rather than compile it,
+    as its stamps and the shipped kernel tell (a numba cache cleared since a stamp
+    was made compiles all the same)."""
+    return (_compiled_stamp(geometry, True, False).exists() or _shipped_compiled(geometry, False)
+            or (not full and _compiled_stamp(geometry, False, False).exists()))
+
+
 def _shipped_compiled(geometry: Geometry, two_words: bool) -> bool:
     """Whether ``geometry``'s whole kernel is in the portable kernel in use, shipped
     compiled (:mod:`.portable`; chosen when the kernel's first module is imported)."""
