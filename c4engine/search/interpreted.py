@@ -4,8 +4,8 @@ A board new to the installation compiles its kernel for seconds (numba types and
 lowers some sixty functions, most of it in Python) before its first node.  Many
 positions a user first asks about need few nodes: a win the mover forces in two
 moves, a position a few moves from the end.  This tier solves such a position
-at once, with the rules' own bit tricks run by the interpreter (tens of
-thousands of nodes a second, a hundredth of the kernel's speed), while the
+at once, with the rules' own bit tricks run by the interpreter (over a
+hundred thousand nodes a second, a thirtieth of the kernel's speed), while the
 kernel compiles in another process (:mod:`.kernel_build`); once the kernel is
 ready it gives up, and the kernel solves the position.
 
