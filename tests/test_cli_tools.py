@@ -128,6 +128,9 @@ def test_an_empty_line_is_the_empty_board() -> None:
         def searcher(self) -> Recorder:
             return self
 
+        def interpreted(self, pos: Board, weak: bool) -> None:
+            return None  # a board whose kernel is compiled
+
         def solve_progress(self) -> tuple[list[int], int]:
             return [], 0
 
