@@ -99,8 +99,7 @@ def kernel_for(geometry: Geometry, full: bool = True, two_words: bool = False) -
     one word, which the tests compare with the one-word kernel (docs/design.md,
     "Boards past 64 bits")."""
     own = geometry == STANDARD and not two_words
-    full = (full or _compiled_stamp(geometry, True, two_words).exists()
-            or (own and _OWN_SEARCH in sys.modules) or _shipped_compiled(geometry, two_words))
+    full = full or (own and _OWN_SEARCH in sys.modules) or _whole_kernel_ready(geometry, two_words)
     if own and full:
         package = __package__ or "c4engine.kernel"
     else:
@@ -114,8 +113,13 @@ def is_compiled(geometry: Geometry, full: bool = True) -> bool:
     """Whether :func:`kernel_for` would load ``geometry``'s kernel rather than compile it,
     as its stamps and the shipped kernel tell (a numba cache cleared since a stamp
     was made compiles all the same)."""
-    return (_compiled_stamp(geometry, True, False).exists() or _shipped_compiled(geometry, False)
-            or (not full and _compiled_stamp(geometry, False, False).exists()))
+    return _whole_kernel_ready(geometry, False) or (not full and _compiled_stamp(geometry, False, False).exists())
+
+
+def _whole_kernel_ready(geometry: Geometry, two_words: bool) -> bool:
+    """Whether ``geometry``'s whole kernel loads without compiling: compiled once
+    here (its stamp), or shipped compiled."""
+    return _compiled_stamp(geometry, True, two_words).exists() or _shipped_compiled(geometry, two_words)
 
 
 def _shipped_compiled(geometry: Geometry, two_words: bool) -> bool:
