@@ -10,7 +10,12 @@ on that board and shared by every later call on it, because building it is the
 expensive part: numba compiles the search kernel for the board (or loads it
 from its cache) and the 12-stone book is read, together a few seconds.  The
 searchers of the last :data:`KEPT_BOARDS` boards used are kept (16 MB of table
-each), so alternating between a few boards pays that once per board.
+each), so alternating between a few boards pays that once per board.  On a
+board whose kernel has never been compiled, :func:`solve` and :func:`analyse`
+(without a node cap) do not wait for it: the kernel compiles in a child
+process while the interpreted tier solves the position in plain Python, and a
+position it finishes first is answered at once (docs/design.md, "The
+interpreted tier"); a harder one waits for the kernel, as before.
 
 This module imports the search only inside its functions, so that
 ``import c4engine`` stays light (the protocol process imports the package and
@@ -31,10 +36,10 @@ import random
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .arguments import file_path, flag, seconds, whole_number, whole_number_from_to
 from .geometry import STANDARD, Geometry
@@ -47,20 +52,24 @@ if TYPE_CHECKING:
     from .kernel.book import OpeningBook
     from .kernel.built_book import BuiltBook
     from .rules.board import Board
+    from .search.kernel_build import InterpretedTier
     from .search.searcher import Searcher
     from .reviewer.verdicts import GameReview
 
 KEPT_BOARDS = 4
+T = TypeVar("T")
 _level_rng = random.Random()
 FULL_STRENGTH = 20  # search.levels' FULL_STRENGTH, which this module does not import at load time
 
 
 @dataclass
 class _Board:
-    """One board's searcher (None until built) and the lock its calls take."""
+    """One board's searcher (None until built), its interpreted tier (None until a
+    solve asks it) and the lock its calls take."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     searcher: Searcher | None = None
+    tier: InterpretedTier | None = None
     opening_book: OpeningBook | None = None  # the searcher's, kept aside while a level searches
     with_books: bool = True  # whether the searcher holds its books (at full strength) or not (a level)
 
@@ -108,10 +117,29 @@ def _searching(geometry: Geometry, full_strength: bool = True) -> Iterator[Searc
     board = _board(geometry)
     with board.lock:
         if board.searcher is None:
+            if board.tier is not None:
+                board.tier.wait_for_kernel()
             board.searcher, board.opening_book = _new_searcher(geometry)
             board.with_books = True
         _give_books(board, full_strength)
         yield board.searcher
+
+
+def _before_the_searcher(pos: Board, ask: Callable[[InterpretedTier], T | None]) -> T | None:
+    """What ``ask`` gets from the interpreted tier of ``pos``'s board, while the board's
+    searcher is not built: on a board whose kernel is not compiled yet, exact
+    solves in plain Python while the whole kernel compiles in a child process
+    (:mod:`c4engine.search.kernel_build`), so that a first call on a new board
+    that needs few nodes is answered at once; None once the searcher is built
+    or its kernel is ready, and the searcher answers."""
+    from .search.kernel_build import InterpretedTier
+    board = _board(pos.geometry)
+    with board.lock:
+        if board.searcher is not None:
+            return None
+        if board.tier is None:
+            board.tier = InterpretedTier(pos.geometry, whole=True)
+        return ask(board.tier)
 
 
 def _board(geometry: Geometry) -> _Board:
@@ -220,6 +248,9 @@ def solve(position: Position, weak: bool = False) -> int:
     ``weak`` that is not True or False."""
     board = _playable(position, "solve")
     weak = flag(weak, "solve: weak")
+    interpreted = _before_the_searcher(board, lambda tier: tier.solve(board, weak))
+    if interpreted is not None:
+        return interpreted[0]
     with _searching(board.geometry) as searcher:
         score, _nodes = searcher.solve(board, weak)
     return score
@@ -236,12 +267,16 @@ def analyse(position: Position, nodes: int | None = None) -> dict[int, int | Non
     The first call in a process also pays the searcher's start-up (see
     :func:`warm_up`).  Raises :class:`IllegalMoveError` for what is no Position
     or a game that is already over, and ``ValueError`` for any other ``nodes``."""
-    from .search.searcher import NO_MOVE_SCORE
+    from .search.thread import NO_MOVE_SCORE
     from .search.thread import UNLIMITED
     board = _playable(position, "analyse")
     limit = UNLIMITED if nodes is None else whole_number(nodes, "analyse: nodes", 1)
-    with _searching(board.geometry) as searcher:
-        values, _nodes = searcher.solve_moves(board, node_limit=limit)
+    # a cap counts the kernel's nodes: the tier, which counts its own, does not answer it
+    solved = None if nodes is not None else _before_the_searcher(board, lambda tier: tier.solve_moves(board, False))
+    if solved is None:
+        with _searching(board.geometry) as searcher:
+            solved = searcher.solve_moves(board, node_limit=limit)
+    values, _nodes = solved
     return {col: None if value == NO_MOVE_SCORE else value for col, value in enumerate(values, start=1)}
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import importlib
 import os
-import subprocess
 import sys
 import time
 from typing import IO, TYPE_CHECKING, Callable, TypeVar
@@ -26,6 +25,7 @@ from .rules.notation import is_digit_string, parse_board, parse_digits
 from .version import __version__
 
 if TYPE_CHECKING:
+    from .search.kernel_build import InterpretedTier
     from .search.progress import SolveProgress
     from .search.searcher import Searcher
 
@@ -154,36 +154,32 @@ class _KernelOnDemand:
         self.geometry = geometry
         self._make = make
         self._searcher: Searcher | None = None
-        self._build: subprocess.Popen[bytes] | None = None
-        self._build_checked = False
+        self._tier: InterpretedTier | None = None
 
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            if self._build is not None:
-                self._build.wait()  # then the kernel loads from the caches it filled
+            if self._tier is not None:
+                self._tier.wait_for_kernel()
             self._searcher = self._make()
         return self._searcher
 
-    def interpreted(self, pos: Board, weak: bool) -> tuple[int, int] | None:
-        """``pos``'s score and nodes from the interpreted tier, while the kernel compiles
-        in its child process; None once the kernel is ready, or when it was at the start."""
-        from .search.interpreted import interpreted_score
-        build = self._running_build()
-        if build is None:
-            return None
-        return interpreted_score(pos, weak, keep_going=lambda: build.poll() is None)
+    def tier(self) -> InterpretedTier:
+        """The board's interpreted tier, made at the first position it is asked (the
+        search machinery it imports is not needed by a run that never searches)."""
+        if self._tier is None:
+            from .search.kernel_build import InterpretedTier
+            self._tier = InterpretedTier(self.geometry)
+        return self._tier
 
-    def _running_build(self) -> subprocess.Popen[bytes] | None:
-        """The child process compiling the kernel, while it runs: started at the first
-        call when neither the searcher nor a compiled kernel exists."""
-        if not self._build_checked:
-            self._build_checked = True
-            from .search.kernel_build import start_kernel_build
-            if self._searcher is None:
-                self._build = start_kernel_build(self.geometry)
-        if self._searcher is None and self._build is not None and self._build.poll() is None:
-            return self._build
-        return None
+    def interpreted(self, pos: Board, weak: bool, every_column: bool) -> tuple[list[int], int] | None:
+        """``pos``'s score (or every column's) and nodes from the interpreted tier, while
+        the kernel compiles in its child process; None once the kernel is ready."""
+        if self._searcher is not None:
+            return None
+        if every_column:
+            return self.tier().solve_moves(pos, weak)
+        solved = self.tier().solve(pos, weak)
+        return None if solved is None else _as_values(solved)
 
     def solve_progress(self) -> tuple[list[int], int]:
         """The running solve's windows and nodes (:meth:`Searcher.solve_progress`); none
@@ -193,7 +189,7 @@ class _KernelOnDemand:
     def page_report(self) -> str:
         if self._searcher is not None:
             return self._searcher.page_report()
-        if self._build is not None:
+        if self._tier is not None and self._tier.started:
             return "no table: the interpreted tier answered while the kernel compiled"
         return "no table: no position needed a search"
 
@@ -261,11 +257,9 @@ def _solved(session: _KernelOnDemand, pos: Board, weak: bool, every_column: bool
     settled = None if every_column else settled_score(pos, weak)
     if settled is not None:
         return tally.timed(lambda: ([settled], 0), progress)
-    if not every_column:
-        interpreted, seconds, cpu_seconds = tally.timed(lambda: session.interpreted(pos, weak), progress)
-        if interpreted is not None:
-            score, nodes = interpreted
-            return ([score], nodes), seconds, cpu_seconds
+    interpreted, seconds, cpu_seconds = tally.timed(lambda: session.interpreted(pos, weak, every_column), progress)
+    if interpreted is not None:
+        return interpreted, seconds, cpu_seconds
     searcher = session.searcher()
     searcher.clear()
     searcher.fit_table(pos)

@@ -558,6 +558,9 @@ def small_position(rng: random.Random, shape: tuple[int, int, int]) -> tuple[Pos
 
 @pytest.mark.parametrize("shape", SMALL_BOARDS, ids=lambda s: f"{s[0]}x{s[1]}k{s[2]}")
 def test_solve_and_analyse_agree_with_plain_minimax_on_small_boards(shape: tuple[int, int, int]) -> None:
+    """The searcher's answers (warmed up first: on a board new to the caches the
+    interpreted tier would answer, checked on its own below)."""
+    c4engine.warm_up(*shape)
     rng = random.Random(SEED)
     for _ in range(6):
         pos, board = small_position(rng, shape)
@@ -575,6 +578,59 @@ def test_solve_and_analyse_agree_with_plain_minimax_on_small_boards(shape: tuple
                 assert score == -oracle.solve(child), (pos, col)
         best = c4engine.best_move(pos)
         assert scores[best] == max(s for s in scores.values() if s is not None)
+
+
+class SearcherMade(Exception):
+    """Raised by a stand-in for the API's searcher factory: the call reached the kernel."""
+
+
+def test_a_new_boards_solve_and_analyse_are_answered_while_its_kernel_compiles(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a board whose kernel is not compiled, ``solve`` and ``analyse`` are answered by
+    the interpreted tier while a child compiles the whole kernel (here a stand-in
+    child that runs on): the minimax's scores, and no searcher made.  ``analyse``
+    with a node cap (the kernel's nodes) and any call once the child has ended go
+    to the searcher, made after the child."""
+    from c4engine import api
+    from c4engine.search import kernel_build
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child if whole else None)
+    monkeypatch.setattr(api, "_boards", OrderedDict())
+
+    def no_searcher(geometry: Geometry) -> None:
+        tier = api._boards[geometry].tier
+        assert tier is None or child.poll() is not None, "the searcher was made before the child ended"
+        raise SearcherMade(str(geometry))
+    monkeypatch.setattr(api, "_new_searcher", no_searcher)
+    try:
+        assert c4engine.solve(Position.from_moves("44445555", width=8, height=8)) == 27
+        rng = random.Random(SEED)
+        for shape in SMALL_BOARDS:
+            pos, board = small_position(rng, shape)
+            assert c4engine.solve(pos) == oracle.solve(board), pos
+            assert c4engine.analyse(pos) == minimax_columns(pos, board), pos
+        with pytest.raises(SearcherMade):  # a board with no tier yet, and a cap: no tier asked
+            c4engine.analyse(Position.from_moves("33334444", width=5, height=5), nodes=10 ** 9)
+        assert not any(c4engine.api.is_warm(*shape) for shape in SMALL_BOARDS)
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(SearcherMade):
+        c4engine.solve(pos)
+
+
+def minimax_columns(pos: Position, board: oracle.Board) -> dict[int, int | None]:
+    """``analyse``'s answer by plain minimax: each column's score, None for a full one."""
+    scores: dict[int, int | None] = {}
+    for col in range(1, pos.width + 1):
+        if col not in pos.legal_moves():
+            scores[col] = None
+        elif pos.play(col).is_over():
+            scores[col] = oracle.win_score(board) if pos.play(col).winner() is not None else 0
+        else:
+            scores[col] = -oracle.solve(oracle.Board.from_moves(pos.width, pos.height, pos.connect,
+                                                                [*pos.moves, col]))
+    return scores
 
 
 def test_best_move_on_a_bigger_board_keeps_its_time() -> None:

@@ -128,7 +128,7 @@ def test_an_empty_line_is_the_empty_board() -> None:
         def searcher(self) -> Recorder:
             return self
 
-        def interpreted(self, pos: Board, weak: bool) -> None:
+        def interpreted(self, pos: Board, weak: bool, every_column: bool) -> None:
             return None  # a board whose kernel is compiled
 
         def solve_progress(self) -> tuple[list[int], int]:
@@ -157,15 +157,16 @@ def test_the_interpreted_tier_answers_only_while_the_kernel_compiles(monkeypatch
     once that child has ended: the kernel then answers."""
     from c4engine.search import kernel_build
     build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry: build)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: build)
     board = Geometry(8, 8)
     session = cli_module._KernelOnDemand(board, lambda: pytest.fail("the kernel was made"))
     try:
-        assert session.interpreted(Board(geometry=board).play_all([3, 3, 3, 3, 4, 4, 4, 4]), False) == (27, 3)
+        assert session.interpreted(Board(geometry=board).play_all([3, 3, 3, 3, 4, 4, 4, 4]), False, False) \
+            == ([27], 3)
     finally:
         build.kill()
         build.wait()
-    assert session.interpreted(Board(geometry=board), False) is None
+    assert session.interpreted(Board(geometry=board), False, False) is None
     assert session.page_report() == "no table: the interpreted tier answered while the kernel compiled"
 
 

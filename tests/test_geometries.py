@@ -26,7 +26,8 @@ from c4engine.kernel.specialise import kernel_for
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
 from c4engine.rules.scores import to_pons, win_now
-from c4engine.search.searcher import NO_MOVE_SCORE, Searcher
+from c4engine.search.searcher import Searcher
+from c4engine.search.thread import NO_MOVE_SCORE
 
 DATA = Path(__file__).resolve().parent / "data"
 C4_FILES = sorted(DATA.glob("c4_scores_*x*.txt"))

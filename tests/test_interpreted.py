@@ -1,9 +1,13 @@
-"""The interpreted tier (c4engine/search/interpreted.py): exact scores in plain Python,
-checked against a plain minimax and Pons' scores, and its giving up when told."""
+"""The interpreted tier (c4engine/search/interpreted.py and kernel_build.py): exact
+scores in plain Python, checked against a plain minimax and Pons' scores, its
+giving up when told, and its giving way to the kernel once it is compiled."""
 
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,10 @@ import minimax_oracle as oracle
 from c4engine.geometry import Geometry
 from c4engine.rules.board import Board
 from c4engine.rules.notation import parse_digits
+from c4engine.search import kernel_build
 from c4engine.search.interpreted import GivenUp, InterpretedSolve, interpreted_score
+from c4engine.search.kernel_build import InterpretedTier
+from c4engine.search.thread import NO_MOVE_SCORE
 
 PONS = Path(__file__).resolve().parent.parent / "../shared/data/pons"
 # boards and the stones played at random first, so that the oracle's minimax is quick
@@ -85,3 +92,79 @@ def test_the_solve_gives_up_when_told_and_asks_every_check_nodes() -> None:
     with pytest.raises(GivenUp):
         solve.score(empty, False)
     assert asked == [InterpretedSolve.CHECK_NODES * k for k in (1, 2, 3)]
+
+
+@pytest.fixture()
+def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]:
+    """A stand-in for the child compiling a kernel: it runs until the test ends, and
+    every tier made meanwhile is given it."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child)
+    yield child
+    child.kill()
+    child.wait()
+
+
+def oracle_columns(geometry: Geometry, moves: list[int]) -> list[int]:
+    """Every column's score by plain minimax, as the searcher's ``solve_moves`` gives them."""
+    board = oracle.Board.from_moves(geometry.width, geometry.height, geometry.connect, [col + 1 for col in moves])
+    values = []
+    for col in range(geometry.width):
+        if not board.can_play(col):
+            values.append(NO_MOVE_SCORE)
+        elif board.completes_line(col):
+            values.append(oracle.win_score(board))
+        else:
+            board.play(col)
+            values.append(0 if board.is_full() else -oracle.solve(board))
+            board.undo(col)
+    return values
+
+
+@pytest.mark.parametrize(("geometry", "played"), SMALL_BOARDS[:4], ids=lambda value: str(value))
+def test_the_tier_scores_each_column_as_the_minimax_does(geometry: Geometry, played: int,
+                                                         compiling: subprocess.Popen[bytes]) -> None:
+    rng = random.Random(f"columns-{geometry}")
+    tier = InterpretedTier(geometry)
+    for moves in random_positions(geometry, played + 1, 6, rng):
+        pos = Board(geometry=geometry).play_all(moves)
+        values = oracle_columns(geometry, moves)
+        assert (tier.solve_moves(pos, False) or ([], 0))[0] == values, moves
+        assert (tier.solve_moves(pos, True) or ([], 0))[0] == [
+            value if value == NO_MOVE_SCORE else (value > 0) - (value < 0) for value in values], moves
+    assert tier.started
+
+
+def test_the_tier_scores_a_win_at_once_by_the_rules(compiling: subprocess.Popen[bytes]) -> None:
+    """The mover completes a row with its next stone (the interpreted solve assumes it
+    cannot): Pons' score of that win, no node, as the kernel's solve gives it."""
+    eight = Geometry(8, 8)
+    assert InterpretedTier(eight).solve(parse_digits("4455667", eight), False) == (29, 0)
+    assert InterpretedTier(eight).solve(parse_digits("445566", eight), False) == (29, 0)
+    assert InterpretedTier(eight).solve(parse_digits("445566", eight), True) == (1, 0)
+
+
+def test_the_tier_gives_way_to_a_kernel_compiled_or_just_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No child (the kernel is compiled): the tier answers nothing and starts nothing; a
+    child that has ended: nothing either, and waiting for the kernel returns."""
+    pos = parse_digits("44445555", Geometry(8, 8))
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: None)
+    compiled = InterpretedTier(Geometry(8, 8))
+    assert compiled.solve(pos, False) is None and compiled.solve_moves(pos, False) is None
+    assert not compiled.started
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: ended)
+    tier = InterpretedTier(Geometry(8, 8))
+    tier.wait_for_kernel()  # nothing started yet: returns at once
+    ended.wait()
+    assert tier.solve(pos, False) is None and tier.started
+    tier.wait_for_kernel()
+
+
+def test_waiting_for_the_kernel_waits_for_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child)
+    tier = InterpretedTier(Geometry(8, 8))
+    assert tier.solve(parse_digits("44445555", Geometry(8, 8)), False) == (27, 3)
+    tier.wait_for_kernel()
+    assert child.poll() == 0

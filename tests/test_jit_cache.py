@@ -193,13 +193,13 @@ def run_command(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.
                           env=env, timeout=600)
 
 
-def wait_for_kernel_builds(boards: Iterable[str], env: dict[str, str], monkeypatch) -> None:
-    """Wait until each board's kernel for exact solves is compiled in ``env``'s caches:
-    a ``solve`` that the interpreted tier answered exits while its child process
-    goes on compiling."""
+def wait_for_kernel_builds(boards: Iterable[str], env: dict[str, str], monkeypatch, whole: bool = False) -> None:
+    """Wait until each board's kernel for exact solves (``whole``: its whole kernel) is
+    compiled in ``env``'s caches: a ``solve`` that the interpreted tier answered
+    exits while its child process goes on compiling."""
     monkeypatch.setenv(sources.CACHE_ENV, env[sources.CACHE_ENV])
     deadline = time.monotonic() + 600
-    while not all(specialise.is_compiled(Geometry.parse(board), full=False) for board in boards):
+    while not all(specialise.is_compiled(Geometry.parse(board), full=whole) for board in boards):
         assert time.monotonic() < deadline, f"no kernel compiled for {boards}"
         time.sleep(0.2)
 
@@ -220,6 +220,32 @@ def test_a_new_board_is_answered_while_its_kernel_compiles_in_a_child(tmp_path: 
     second = run_command("solve", "--board", "8x8", env=env, stdin="44445555 27\n")
     assert second.returncode == 0, second.stderr
     assert second.stdout.split()[:3] == ["44445555", "27", "1"] and "kernel ready" in second.stderr
+
+
+API_FIRST_SOLVE = """
+import c4engine
+from c4engine import api
+print(c4engine.solve(c4engine.Position.from_moves("44445555", width=8, height=8)), api.is_warm(8, 8, 4))
+"""
+
+
+@pytest.mark.slow
+def test_the_apis_first_solve_on_a_new_board_is_answered_while_its_kernel_compiles(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """``c4engine.solve`` on a board whose kernel is not compiled answers a position the
+    interpreted tier finishes at once with no searcher built, and the process exits
+    while a child compiles the whole kernel; in the next process the searcher is
+    built from the caches at the first call."""
+    env = cache_env(tmp_path)
+    first = subprocess.run([sys.executable, "-c", API_FIRST_SOLVE], capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["27", "False"]
+    wait_for_kernel_builds(["8x8"], env, monkeypatch, whole=True)
+    second = subprocess.run([sys.executable, "-c", API_FIRST_SOLVE], capture_output=True, text=True, env=env,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["27", "True"]
 
 
 @pytest.mark.slow

@@ -1,13 +1,15 @@
-"""A board's exact-solve kernel compiled in a child process, for the interpreted tier's time.
+"""A board's kernel compiled in a child process, and the interpreted tier that answers meanwhile.
 
 Compiling a kernel is mostly Python (numba's typing and lowering), so a thread
 compiling beside the interpreted tier (:mod:`.interpreted`) would share one
 interpreter lock with it and slow both; a child process compiles on a core of
 its own, into the caches this process then loads from (numba's and the kernel
-copies', both safe for processes writing at once).  The child runs what
-``solve``'s first search would: a searcher's warm-up, which compiles every
-entry point an exact solve calls.  It is a session of its own, so that it
-finishes the cache when the command that started it has answered and exited.
+copies', both safe for processes writing at once).  The child runs what the
+caller's first search would: a searcher's warm-up, which compiles every entry
+point of an exact solve (``c4engine solve``'s kernel), or of the whole kernel
+(the API's searcher, which also searches to a depth).  It is a session of its
+own, so that it finishes the cache when the process that started it has
+answered and exited.
 """
 
 from __future__ import annotations
@@ -17,24 +19,84 @@ import sys
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.specialise import is_compiled
+from ..rules.board import Board
+from .interpreted import interpreted_score
 from .searcher import Searcher
+from .thread import column_scores, settled_score
+
+WHOLE_KERNEL = "whole"  # the child's second argument when it compiles the whole kernel
 
 
-def start_kernel_build(geometry: Geometry) -> subprocess.Popen[bytes] | None:
-    """Start compiling ``geometry``'s exact-solve kernel in a child process; None when
-    it is compiled already, or on 7x6, whose kernel every wheel ships compiled
-    (:mod:`c4engine.kernel.portable`): a checkout compiles it in-process, as before
-    the tier."""
-    if geometry == STANDARD or is_compiled(geometry, full=False):
+def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Popen[bytes] | None:
+    """Start compiling ``geometry``'s exact-solve kernel (``whole``: its whole kernel)
+    in a child process; None when it is compiled already, or on 7x6, whose kernel
+    every wheel ships compiled (:mod:`c4engine.kernel.portable`): a checkout
+    compiles it in-process, as before the tier."""
+    if geometry == STANDARD or is_compiled(geometry, full=whole):
         return None
-    return subprocess.Popen([sys.executable, "-m", __name__, str(geometry)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    argv = [sys.executable, "-m", __name__, str(geometry), *([WHOLE_KERNEL] if whole else [])]
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def build(geometry: Geometry) -> None:
-    """Compile (or load) ``geometry``'s exact-solve kernel, as ``solve`` uses it."""
-    Searcher(1, geometry=geometry, solving_only=True).warm_up(searching=False)
+class InterpretedTier:
+    """One board's exact solves before its kernel is ready: the first call starts the
+    child compiling the kernel (unless it is compiled), and every call, while
+    that child runs, solves by the interpreter, giving up once it has ended.
+    A caller asks this first, and its searcher when it says None, after
+    :meth:`wait_for_kernel` (docs/design.md, "The interpreted tier")."""
+
+    def __init__(self, geometry: Geometry, whole: bool = False) -> None:
+        self.geometry = geometry
+        self.whole = whole
+        self._build: subprocess.Popen[bytes] | None = None
+        self._build_checked = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a child was started to compile the kernel."""
+        return self._build is not None
+
+    def solve(self, pos: Board, weak: bool) -> tuple[int, int] | None:
+        """``pos``'s exact score (weak: its sign) and the nodes it took, as the
+        searcher's :meth:`~.searcher.Searcher.solve` gives them; None when the
+        kernel is ready or becomes ready first."""
+        build = self._running_build()
+        if build is None:
+            return None
+        settled = settled_score(pos, weak)
+        if settled is not None:
+            return settled, 0
+        return interpreted_score(pos, weak, keep_going=lambda: build.poll() is None)
+
+    def solve_moves(self, pos: Board, weak: bool) -> tuple[list[int], int] | None:
+        """Every column's exact score, as :meth:`~.searcher.Searcher.solve_moves` gives
+        them (:data:`~.thread.NO_MOVE_SCORE` for a full one), and the nodes;
+        None when the kernel is ready or becomes ready first."""
+        return column_scores(pos, weak, lambda child: self.solve(child, weak))
+
+    def wait_for_kernel(self) -> None:
+        """Wait for the child compiling the kernel, if one was started: the kernel then
+        loads from the caches it filled (or, should the child have failed, compiles
+        in this process as it would have without the tier)."""
+        if self._build is not None:
+            self._build.wait()
+
+    def _running_build(self) -> subprocess.Popen[bytes] | None:
+        """The child compiling the kernel, while it runs; started at the first call."""
+        if not self._build_checked:
+            self._build_checked = True
+            self._build = start_kernel_build(self.geometry, self.whole)
+        if self._build is not None and self._build.poll() is None:
+            return self._build
+        return None
+
+
+def build(geometry: Geometry, whole: bool) -> None:
+    """Compile (or load) ``geometry``'s exact-solve kernel, as ``solve`` uses it, or
+    its whole kernel, as the API's searcher does."""
+    Searcher(1, geometry=geometry, solving_only=not whole).warm_up(searching=whole)
 
 
 if __name__ == "__main__":
-    build(Geometry.parse(sys.argv[1]))
+    build(Geometry.parse(sys.argv[1]), whole=sys.argv[2:] == [WHOLE_KERNEL])

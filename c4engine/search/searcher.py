@@ -65,7 +65,7 @@ from .memory import (
 from .pool import Helper, Race, StopSignal, close_helpers, deadline_timer
 from .probes import SharedProbes
 from .report import Report, Result, SolveLimitReached
-from .thread import UNLIMITED, SearchThread, settle_move
+from .thread import UNLIMITED, SearchThread, column_scores
 from .warm_up import warm_up_position
 from .weights import default_weights
 
@@ -77,7 +77,6 @@ EMPTIES_IN_REACH = STANDARD.cells - SCORE_STONES - 1
 # 16-24 stones from games, 32-40 empty cells, solved in 18-63 ms but one, where a search
 # of 0.1 s without the attempts lost them).
 MIDDLE_GAME_EMPTIES_IN_REACH = 40
-NO_MOVE_SCORE = -1000  # a full column's score in solve_moves, as Pons' solver prints it
 
 
 class Searcher:
@@ -446,21 +445,13 @@ class Searcher:
     def solve_moves(self, pos: Board, weak: bool = False,
                     node_limit: int = UNLIMITED) -> tuple[list[int], int]:
         """The exact score, for the mover, of playing each column (weak: its sign), with
-        :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
+        :data:`~.thread.NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
         the nodes it took.  The table is kept from one column to the next.
         :class:`SolveLimitReached` if a column needs more than ``node_limit`` nodes."""
         self._check_board(pos)
-        values, nodes = [], 0
-        for col in range(self.geometry.width):
-            if not pos.can_play(col):
-                values.append(NO_MOVE_SCORE)
-                continue
-            settled, child = settle_move(pos, col)
-            if settled is None:
-                score, child_nodes = self.solve(child, weak, node_limit=node_limit)
-                settled, nodes = -score, nodes + child_nodes
-            values.append((settled > 0) - (settled < 0) if weak else settled)
-        return values, nodes
+        solved = column_scores(pos, weak, lambda child: self.solve(child, weak, node_limit=node_limit))
+        assert solved is not None, "the kernel's solve gives up on no position"
+        return solved
 
     def _check_board(self, pos: Board) -> None:
         """Refuse a position of another board than the kernel's: its bits would mean

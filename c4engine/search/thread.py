@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..kernel.layout import INFINITE
@@ -11,6 +13,7 @@ from ..rules.board import Board
 from ..rules.scores import to_internal, win_now
 
 UNLIMITED = 1 << 62
+NO_MOVE_SCORE = -1000  # a full column's score in column_scores, as Pons' solver prints it
 
 
 class SearchThread:
@@ -171,6 +174,27 @@ def settle_move(pos: Board, col: int) -> tuple[int | None, Board]:
     if child.is_over():
         return 0, child
     return None, child
+
+
+def column_scores(pos: Board, weak: bool,
+                  solve: Callable[[Board], tuple[int, int] | None]) -> tuple[list[int], int] | None:
+    """The exact score, for the mover, of playing each column (weak: its sign), with
+    :data:`NO_MOVE_SCORE` for a full one, as Pons' solver analyses a position; and
+    the nodes ``solve`` took on the positions the rules do not settle.  None as
+    soon as ``solve`` gives None (a solver that gave up)."""
+    values, nodes = [], 0
+    for col in range(pos.geometry.width):
+        if not pos.can_play(col):
+            values.append(NO_MOVE_SCORE)
+            continue
+        settled, child = settle_move(pos, col)
+        if settled is None:
+            solved = solve(child)
+            if solved is None:
+                return None
+            settled, nodes = -solved[0], nodes + solved[1]
+        values.append((settled > 0) - (settled < 0) if weak else settled)
+    return values, nodes
 
 
 def root_order(pos: Board, first_col: int) -> list[int]:
