@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,6 +160,17 @@ def test_the_tier_gives_way_to_a_kernel_compiled_or_just_ready(monkeypatch: pyte
     ended.wait()
     assert tier.solve(pos, False) is None and tier.started
     tier.wait_for_kernel()
+
+
+def test_the_tier_leaves_a_position_it_has_not_solved_in_its_time_to_the_kernel(
+        compiling: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The empty 7x6 board needs millions of the interpreter's nodes: given 0.2 s, the
+    tier gives up at about that time, its child still compiling."""
+    monkeypatch.setattr(kernel_build, "INTERPRETED_SECONDS", 0.2)
+    tier = InterpretedTier(Geometry(7, 6))
+    began = time.monotonic()
+    assert tier.solve(Board(), False) is None and tier.solve_moves(Board(), False) is None
+    assert time.monotonic() - began < 2.0 and compiling.poll() is None
 
 
 def test_waiting_for_the_kernel_waits_for_the_child(monkeypatch: pytest.MonkeyPatch) -> None:

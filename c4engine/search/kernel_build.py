@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.specialise import is_compiled
@@ -25,6 +26,10 @@ from .searcher import Searcher
 from .thread import column_scores, settled_score
 
 WHOLE_KERNEL = "whole"  # the child's second argument when it compiles the whole kernel
+# How long the interpreter tries one request before it leaves it to the kernel: a
+# position it has not solved by then rarely is before the kernel is ready (a
+# thirtieth of its speed), and on a busy machine its core is the child's to take.
+INTERPRETED_SECONDS = 1.0
 
 
 def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Popen[bytes] | None:
@@ -42,7 +47,8 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
 class InterpretedTier:
     """One board's exact solves before its kernel is ready: the first call starts the
     child compiling the kernel (unless it is compiled), and every call, while
-    that child runs, solves by the interpreter, giving up once it has ended.
+    that child runs, solves by the interpreter, giving up once it has ended or
+    after :data:`INTERPRETED_SECONDS`.
     A caller asks this first, and its searcher when it says None, after
     :meth:`wait_for_kernel` (docs/design.md, "The interpreted tier")."""
 
@@ -60,20 +66,26 @@ class InterpretedTier:
     def solve(self, pos: Board, weak: bool) -> tuple[int, int] | None:
         """``pos``'s exact score (weak: its sign) and the nodes it took, as the
         searcher's :meth:`~.searcher.Searcher.solve` gives them; None when the
-        kernel is ready or becomes ready first."""
+        kernel is ready first, or the position needs more than
+        :data:`INTERPRETED_SECONDS`."""
+        return self._solve(pos, weak, time.monotonic() + INTERPRETED_SECONDS)
+
+    def solve_moves(self, pos: Board, weak: bool) -> tuple[list[int], int] | None:
+        """Every column's exact score, as :meth:`~.searcher.Searcher.solve_moves` gives
+        them (:data:`~.thread.NO_MOVE_SCORE` for a full one), and the nodes;
+        None when the kernel is ready first, or the columns together need more
+        than :data:`INTERPRETED_SECONDS`."""
+        deadline = time.monotonic() + INTERPRETED_SECONDS
+        return column_scores(pos, weak, lambda child: self._solve(child, weak, deadline))
+
+    def _solve(self, pos: Board, weak: bool, deadline: float) -> tuple[int, int] | None:
         build = self._running_build()
         if build is None:
             return None
         settled = settled_score(pos, weak)
         if settled is not None:
             return settled, 0
-        return interpreted_score(pos, weak, keep_going=lambda: build.poll() is None)
-
-    def solve_moves(self, pos: Board, weak: bool) -> tuple[list[int], int] | None:
-        """Every column's exact score, as :meth:`~.searcher.Searcher.solve_moves` gives
-        them (:data:`~.thread.NO_MOVE_SCORE` for a full one), and the nodes;
-        None when the kernel is ready or becomes ready first."""
-        return column_scores(pos, weak, lambda child: self.solve(child, weak))
+        return interpreted_score(pos, weak, keep_going=lambda: build.poll() is None and time.monotonic() < deadline)
 
     def wait_for_kernel(self) -> None:
         """Wait for the child compiling the kernel, if one was started: the kernel then
