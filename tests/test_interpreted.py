@@ -180,3 +180,18 @@ def test_waiting_for_the_kernel_waits_for_the_child(monkeypatch: pytest.MonkeyPa
     assert tier.solve(parse_digits("44445555", Geometry(8, 8)), False) == (27, 3)
     tier.wait_for_kernel()
     assert child.poll() == 0
+
+
+def test_boards_beside_the_first_new_one_compile_in_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of the boards that need compiling (not 7x6, which ships, nor a compiled one),
+    all but the first get a child each; the caller compiles the first meanwhile."""
+    compiled = {Geometry(8, 7)}
+    started: list[tuple[Geometry, bool]] = []
+    monkeypatch.setattr(kernel_build, "is_compiled", lambda geometry, full: geometry in compiled)
+    monkeypatch.setattr(kernel_build, "start_kernel_build",
+                        lambda geometry, whole: started.append((geometry, whole)) or f"child {geometry}")
+    boards = [Geometry(7, 6), Geometry(8, 7), Geometry(6, 5), Geometry(8, 8), Geometry(6, 5), Geometry(5, 4)]
+    children = kernel_build.start_kernel_builds_beside(boards, whole=True)
+    assert children == {Geometry(8, 8): "child 8x8", Geometry(5, 4): "child 5x4"}
+    assert started == [(Geometry(8, 8), True), (Geometry(5, 4), True)]
+    assert kernel_build.start_kernel_builds_beside([Geometry(6, 5), Geometry(8, 7)], whole=True) == {}

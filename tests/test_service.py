@@ -666,3 +666,39 @@ def _open_and_exit(path: Path) -> NoReturn:
         os._exit(0)
     except sqlite3.Error:
         os._exit(3)
+
+
+def minimax_move_scores(width: int, height: int, moves: list[int]) -> dict[int, int]:
+    """Each legal column's Pons score (1-based) by plain minimax, as the service gives it."""
+    import minimax_oracle as minimax
+    board = minimax.Board.from_moves(width, height, 4, [col + 1 for col in moves])
+    scores = {}
+    for col in board.legal_columns():
+        if board.completes_line(col):
+            scores[col + 1] = minimax.win_score(board)
+            continue
+        board.play(col)
+        scores[col + 1] = 0 if board.is_full() else -minimax.solve(board)
+        board.undo(col)
+    return scores
+
+
+@pytest.mark.slow
+def test_new_boards_compile_side_by_side_and_are_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two boards new to the caches: the second compiles in a child process beside the
+    server's own compile of the first (the log says so), and both are served with
+    the plain minimax's scores."""
+    monkeypatch.setenv("C4ENGINE_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    rng = random.Random(SEED)
+    with ServiceProcess(tmp_path / "cache.sqlite", "--board", "5x4", "--boards", "6x4") as service:
+        assert any("compiling the kernels of 6x4 in child processes" in line for line in service.log), service.log
+        for geometry in (Geometry(5, 4), Geometry(6, 4)):
+            for _ in range(3):
+                moves = list(random_board(rng, geometry, geometry.cells - 11, geometry.cells - 9).history)
+                status, _, body = service.get(f"/api/v1/position?board={geometry}&pos="
+                                              + "".join(str(col + 1) for col in moves))
+                assert status == 200, body
+                assert {move["column"]: move["score"] for move in body["moves"]} == \
+                    minimax_move_scores(geometry.width, geometry.height, moves), (geometry, moves)
+        assert service.stop() == 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 
 from ..geometry import STANDARD, Geometry
 from ..kernel.specialise import is_compiled
@@ -42,6 +43,18 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
     argv = [sys.executable, "-m", __name__, str(geometry), *([WHOLE_KERNEL] if whole else [])]
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def start_kernel_builds_beside(geometries: Iterable[Geometry], whole: bool) -> dict[Geometry, subprocess.Popen[bytes]]:
+    """Children compiling the kernels of the boards of ``geometries`` that need it, one
+    each, but the first such board, which the caller compiles itself meanwhile:
+    on a machine of several cores new boards then compile side by side, not one
+    after the other.  The caller waits for a board's child before building its
+    searcher, whose kernel then loads from the caches."""
+    needing = [geometry for geometry in dict.fromkeys(geometries)
+               if geometry != STANDARD and not is_compiled(geometry, full=whole)]
+    children = {geometry: start_kernel_build(geometry, whole) for geometry in needing[1:]}
+    return {geometry: child for geometry, child in children.items() if child is not None}
 
 
 class InterpretedTier:

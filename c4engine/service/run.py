@@ -18,6 +18,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from ..kernel.book import OpeningBook
 from ..kernel.built_book import BookFileError, BuiltBook
+from ..search.kernel_build import start_kernel_builds_beside
 from .app import close_service, create_app
 from .books import Books
 from .cache import AnswerCache, prepare_cache
@@ -64,7 +65,8 @@ class Settings:
 def build_service(settings: Settings, tell: Callable[[str], None], cache: Cache | None = None) -> Service:
     """The books, the cache and one solver per worker (each compiled or loaded from
     numba's cache for every served board: the slow part, told as it goes, after
-    the books and the cache file have been checked).  The cache is ``cache``, else
+    the books and the cache file have been checked; several new boards compile
+    side by side, each but one in a child process).  The cache is ``cache``, else
     the file of ``settings``.  BookFileError for a book that cannot be used,
     sqlite3.Error for a cache file that is no database."""
     built = [BuiltBook.load(path) for path in settings.book_paths]
@@ -74,10 +76,13 @@ def build_service(settings: Settings, tell: Callable[[str], None], cache: Cache 
     books = Books(OpeningBook.load_or_empty(tell), built)
     if cache is None:
         cache = AnswerCache(settings.cache_path, settings.cache_bytes)
+    compiling = start_kernel_builds_beside(settings.limits.boards, whole=True)
+    if compiling:
+        tell(f"compiling the kernels of {', '.join(map(str, compiling))} in child processes, beside this one's")
     solvers = []
     for worker in range(settings.threads):
         began = time.perf_counter()
-        solvers.append(Solver(settings.limits.boards, settings.hash_mb, books))
+        solvers.append(Solver(settings.limits.boards, settings.hash_mb, books, compiling))
         tell(f"worker {worker + 1}/{settings.threads} ready in {time.perf_counter() - began:.1f} s")
     metrics = Metrics({"queue_depth": ("Solves waiting for a worker.", lambda: pool.queued),
                        "solves_in_flight": ("Solves queued or running.", lambda: pool.in_flight),

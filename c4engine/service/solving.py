@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -42,11 +43,16 @@ def narrowed(bounds: Bounds, move_score: int, weak: bool) -> Bounds:
 
 class Solver:
     """One worker's searchers, one per served board, each with one search thread and
-    its own transposition table, built and compiled up front."""
+    its own transposition table, built and compiled up front; a board whose kernel
+    a child process is compiling (``compiling``) is built once the child ends."""
 
-    def __init__(self, boards: Iterable[Geometry], hash_mb: int, books: Books) -> None:
+    def __init__(self, boards: Iterable[Geometry], hash_mb: int, books: Books,
+                 compiling: Mapping[Geometry, subprocess.Popen[bytes]] | None = None) -> None:
         self.searchers: dict[Geometry, Searcher] = {}
         for geometry in boards:
+            child = (compiling or {}).get(geometry)
+            if child is not None:
+                child.wait()
             searcher = Searcher(hash_mb, book=books.opening if geometry.is_standard else None, geometry=geometry)
             built = books.built.get(geometry)
             if built is not None:
