@@ -195,3 +195,15 @@ def test_boards_beside_the_first_new_one_compile_in_children(monkeypatch: pytest
     assert children == {Geometry(8, 8): "child 8x8", Geometry(5, 4): "child 5x4"}
     assert started == [(Geometry(8, 8), True), (Geometry(5, 4), True)]
     assert kernel_build.start_kernel_builds_beside([Geometry(6, 5), Geometry(8, 7)], whole=True) == {}
+
+
+@pytest.mark.parametrize("executable", ["", "/nonexistent/python"])
+def test_no_child_to_be_had_leaves_the_compile_to_the_caller(executable: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interpreter that cannot start a child (no ``sys.executable``, or one that
+    cannot be run): no tier, no error; the caller's kernel compiles in-process."""
+    monkeypatch.setattr(kernel_build, "is_compiled", lambda geometry, full: False)
+    monkeypatch.setattr(kernel_build.sys, "executable", executable)
+    assert kernel_build.start_kernel_build(Geometry(8, 8), whole=True) is None
+    tier = InterpretedTier(Geometry(8, 8))
+    assert tier.solve(parse_digits("44445555", Geometry(8, 8)), False) is None and not tier.started

@@ -37,12 +37,17 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
     """Start compiling ``geometry``'s exact-solve kernel (``whole``: its whole kernel)
     in a child process; None when it is compiled already, or on 7x6, whose kernel
     every wheel ships compiled (:mod:`c4engine.kernel.portable`): a checkout
-    compiles it in-process, as before the tier."""
-    if geometry == STANDARD or is_compiled(geometry, full=whole):
+    compiles it in-process, as before the tier; None too when no child can be
+    started (an embedded interpreter with no ``sys.executable``, a system out of
+    processes), and the caller compiles in-process."""
+    if geometry == STANDARD or is_compiled(geometry, full=whole) or not sys.executable:
         return None
     argv = [sys.executable, "-m", __name__, str(geometry), *([WHOLE_KERNEL] if whole else [])]
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:  # no process to be had: the caller compiles the kernel itself, as without the tier
+        return None
 
 
 def start_kernel_builds_beside(geometries: Iterable[Geometry], whole: bool) -> dict[Geometry, subprocess.Popen[bytes]]:
