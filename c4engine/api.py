@@ -267,8 +267,7 @@ def analyse(position: Position, nodes: int | None = None) -> dict[int, int | Non
     The first call in a process also pays the searcher's start-up (see
     :func:`warm_up`).  Raises :class:`IllegalMoveError` for what is no Position
     or a game that is already over, and ``ValueError`` for any other ``nodes``."""
-    from .search.thread import NO_MOVE_SCORE
-    from .search.thread import UNLIMITED
+    from .search.thread import NO_MOVE_SCORE, UNLIMITED
     board = _playable(position, "analyse")
     limit = UNLIMITED if nodes is None else whole_number(nodes, "analyse: nodes", 1)
     # a cap counts the kernel's nodes: the tier, which counts its own, does not answer it
