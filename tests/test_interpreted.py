@@ -207,3 +207,14 @@ def test_no_child_to_be_had_leaves_the_compile_to_the_caller(executable: str,
     assert kernel_build.start_kernel_build(Geometry(8, 8), whole=True) is None
     tier = InterpretedTier(Geometry(8, 8))
     assert tier.solve(parse_digits("44445555", Geometry(8, 8)), False) is None and not tier.started
+
+
+def test_a_frozen_application_starts_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a frozen application (PyInstaller sets ``sys.frozen``) ``sys.executable`` is
+    the application: no child is started, which would start the application again."""
+    started: list[list[str]] = []
+    monkeypatch.setattr(kernel_build, "is_compiled", lambda geometry, full: False)
+    monkeypatch.setattr(kernel_build.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(kernel_build.subprocess, "Popen", lambda argv, **_options: started.append(argv))
+    assert kernel_build.start_kernel_build(Geometry(8, 8), whole=True) is None
+    assert started == []

@@ -38,9 +38,9 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
     in a child process; None when it is compiled already, or on 7x6, whose kernel
     every wheel ships compiled (:mod:`c4engine.kernel.portable`): a checkout
     compiles it in-process, as before the tier; None too when no child can be
-    started (an embedded interpreter with no ``sys.executable``, a system out of
+    started (an embedded interpreter, a frozen application, a system out of
     processes), and the caller compiles in-process."""
-    if geometry == STANDARD or is_compiled(geometry, full=whole) or not sys.executable:
+    if geometry == STANDARD or is_compiled(geometry, full=whole) or not _can_run_children():
         return None
     argv = [sys.executable, "-m", __name__, str(geometry), *([WHOLE_KERNEL] if whole else [])]
     try:
@@ -48,6 +48,14 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
                                 stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:  # no process to be had: the caller compiles the kernel itself, as without the tier
         return None
+
+
+def _can_run_children() -> bool:
+    """Whether ``sys.executable -m`` runs a Python module: not in an embedded
+    interpreter (no ``sys.executable``), nor in a frozen application (PyInstaller
+    and the like set ``sys.frozen``), whose executable is the application itself
+    and would start it again."""
+    return bool(sys.executable) and not getattr(sys, "frozen", False)
 
 
 def start_kernel_builds_beside(geometries: Iterable[Geometry], whole: bool) -> dict[Geometry, subprocess.Popen[bytes]]:
