@@ -188,7 +188,7 @@ def test_boards_beside_the_first_new_one_compile_in_children(monkeypatch: pytest
     compiled = {Geometry(8, 7)}
     started: list[tuple[Geometry, bool]] = []
     monkeypatch.setattr(kernel_build, "is_compiled", lambda geometry, full: geometry in compiled)
-    monkeypatch.setattr(kernel_build, "start_kernel_build",
+    monkeypatch.setattr(kernel_build, "_launch",
                         lambda geometry, whole: started.append((geometry, whole)) or f"child {geometry}")
     boards = [Geometry(7, 6), Geometry(8, 7), Geometry(6, 5), Geometry(8, 8), Geometry(6, 5), Geometry(5, 4)]
     children = kernel_build.start_kernel_builds_beside(boards, whole=True)

@@ -40,7 +40,18 @@ def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Po
     compiles it in-process, as before the tier; None too when no child can be
     started (an embedded interpreter, a frozen application, a system out of
     processes), and the caller compiles in-process."""
-    if geometry == STANDARD or is_compiled(geometry, full=whole) or not _can_run_children():
+    return _launch(geometry, whole) if _needs_compiling(geometry, whole) else None
+
+
+def _needs_compiling(geometry: Geometry, whole: bool) -> bool:
+    """Whether ``geometry``'s kernel (``whole``: its whole kernel) is for a child to
+    compile: not compiled yet, and not 7x6's, which the caller compiles itself."""
+    return geometry != STANDARD and not is_compiled(geometry, full=whole)
+
+
+def _launch(geometry: Geometry, whole: bool) -> subprocess.Popen[bytes] | None:
+    """The child compiling ``geometry``'s kernel, started; None when none can be."""
+    if not _can_run_children():
         return None
     argv = [sys.executable, "-m", __name__, str(geometry), *([WHOLE_KERNEL] if whole else [])]
     try:
@@ -64,9 +75,8 @@ def start_kernel_builds_beside(geometries: Iterable[Geometry], whole: bool) -> d
     on a machine of several cores new boards then compile side by side, not one
     after the other.  The caller waits for a board's child before building its
     searcher, whose kernel then loads from the caches."""
-    needing = [geometry for geometry in dict.fromkeys(geometries)
-               if geometry != STANDARD and not is_compiled(geometry, full=whole)]
-    children = {geometry: start_kernel_build(geometry, whole) for geometry in needing[1:]}
+    needing = [geometry for geometry in dict.fromkeys(geometries) if _needs_compiling(geometry, whole)]
+    children = {geometry: _launch(geometry, whole) for geometry in needing[1:]}
     return {geometry: child for geometry, child in children.items() if child is not None}
 
 
