@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import re
@@ -20,7 +21,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -35,9 +36,13 @@ from c4engine.engine.process import own_engine_argv  # noqa: E402
 from c4engine.gui import engine_side as engine_side_module  # noqa: E402
 from c4engine.gui import server as server_module  # noqa: E402
 from c4engine.gui import session as session_module  # noqa: E402
-from c4engine.gui.process import LineSplitter  # noqa: E402
+from c4engine.gui.process import EngineProcess, LineSplitter  # noqa: E402
 from c4engine.gui.server import create_app  # noqa: E402
 from c4engine.gui.session import Session  # noqa: E402
+
+# A transport left open fails on its closed loop when collected; :func:`run` collects
+# it in the test that left it, which this makes fail.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 
 TESTS = Path(__file__).parent
 WAIT = 60.0  # seconds: a first engine start may compile the kernel
@@ -107,8 +112,16 @@ async def pages() -> AsyncIterator[Opener]:
             await client.close()
 
 
-def run(coroutine: Coroutine[Any, Any, None]) -> None:
-    asyncio.run(asyncio.wait_for(coroutine, 120))
+Result = TypeVar("Result")
+
+
+def run(coroutine: Coroutine[Any, Any, Result]) -> Result:
+    """Run ``coroutine`` on a loop of its own, then collect the garbage: a transport
+    the test left open is closed then, and its failure on the closed loop is
+    reported in this test rather than in whichever one the collector ran in."""
+    result = asyncio.run(asyncio.wait_for(coroutine, 120))
+    gc.collect()
+    return result
 
 
 def with_pages(test: Callable[[Opener], Coroutine[Any, Any, None]]) -> Callable[[], None]:
@@ -466,6 +479,55 @@ async def test_a_crashing_engine_is_reported_and_restarted_with_the_game_kept(op
     await page.send(op="restart")
     again = await page.ready()
     assert again["moves"] == [3]
+
+
+def test_a_kill_cut_short_still_closes_the_engines_pipes() -> None:
+    """A kill cancelled while it waits for the exit (the page's connection dropped,
+    the server stopping) still closes the engine's transport: one left open was
+    closed by the garbage collector after its loop had gone, which raised
+    'Event loop is closed' in a later test."""
+    async def body() -> None:
+        engine = await EngineProcess.start(misbehaving("stall"), lambda *_: None)
+        killing = asyncio.create_task(engine.kill())
+        await asyncio.sleep(0)  # the kill has signalled the group and waits for the exit
+        killing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await killing
+        assert killing.cancelled()
+        assert engine.transport.is_closing()
+        await engine.output.exited.wait()  # reaped before the loop goes: nothing left over
+    run(body())
+
+
+def test_a_session_cancelled_before_its_first_state_is_sent_ends_its_engine() -> None:
+    """The page goes while the session sends its first state (the engine just
+    started): the session's end still kills the engine and closes its pipes,
+    where it used to leave it running for the garbage collector to find."""
+    async def body() -> EngineProcess:
+        first_state = asyncio.Event()
+
+        async def page_that_never_reads(_message: dict[str, Any]) -> None:
+            first_state.set()
+            await asyncio.Event().wait()
+
+        session = Session(misbehaving("stall"), page_that_never_reads)
+        runner = asyncio.create_task(session.run())
+        await first_state.wait()
+        engine = session.engine
+        assert engine is not None
+        runner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
+        with contextlib.suppress(asyncio.TimeoutError):  # an engine left running never exits
+            await asyncio.wait_for(engine.output.exited.wait(), 10.0)
+        return engine
+    engine = run(body())
+    try:
+        assert engine.transport.is_closing()
+        assert engine.transport.get_returncode() == -signal.SIGKILL
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(engine.pid, signal.SIGKILL)
 
 
 def test_a_hanging_engine_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -169,13 +169,19 @@ class EngineProcess:
     async def kill(self) -> None:
         """End the process and anything it started in its group, at once, wait for
         its exit (it is ours: we started it), :data:`EXIT_WAIT` at most, and close
-        its pipes, even those a child out of the group's reach still holds."""
+        its pipes, even those a child out of the group's reach still holds.
+
+        The pipes are closed even when the wait is cancelled (the page's connection
+        dropped, the server stopping): a transport left open is closed by the
+        garbage collector after its loop has gone, which fails on the loop."""
         self.group.end()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.output.exited.wait(), EXIT_WAIT)
-        for task in self._tasks:
-            task.cancel()
-        self.transport.close()
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.output.exited.wait(), EXIT_WAIT)
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            self.transport.close()
 
     async def _end_group_on_exit(self) -> None:
         """Once the engine has exited (and its last lines had :data:`EXIT_GRACE` to

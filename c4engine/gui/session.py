@@ -63,10 +63,11 @@ class Session(PlayRequests, ReviewRequests):
         self.events.put_nowait(("closed",))
 
     async def run(self) -> None:
-        """Handle events until the page goes away; the engine goes with it."""
-        await self.restart_engine()
-        await self.push_state()
+        """Handle events until the page goes away; the engine goes with it, however
+        the session ends (cancelled while the engine starts included)."""
         try:
+            await self.restart_engine()
+            await self.push_state()
             while True:
                 try:
                     event = await asyncio.wait_for(self.events.get(), TICK)
