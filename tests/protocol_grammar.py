@@ -25,6 +25,9 @@ KNOWN_LINES = tuple(re.compile(p) for p in (
     DEBUG_RE.pattern,
     r"info string no opening book, searching without it: \S.*",
     r"info string the search is not ready yet: a quick move by the rules",
+    r"info string the search is not ready yet: a move the interpreter solved \(score -?\d+\)",
+    r"info string compiling the search for the \d+x\d+(k\d+)? board, new to this installation, in another "
+    r"process: until it is ready a timed go is answered by the interpreter's exact solve or by the rules",
     r"info string no opening book for the \d+x\d+(k\d+)? board \(the book covers 7x6\)",
     r"info string searching the \d+x\d+(k\d+)? board without a book file: option BookFile: \S.*",
     r"info string no learned evaluation for the \d+x\d+(k\d+)? board: using the hand-written threat weights",

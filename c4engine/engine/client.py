@@ -122,7 +122,9 @@ class EngineClient:
         ``startup_timeout`` (plus the time a large ``Hash`` needs, as below): an
         engine may compile or load its data before it answers, as c4engine's
         first start after an install compiles its numba kernel (10-25 s on a
-        busy 2-core machine).
+        busy 2-core machine).  c4engine answers that ``readyok`` at once on a board
+        new to it and compiles meanwhile: its start-up ends with a first, untimed
+        search instead (:meth:`_wait_for_the_search`).
 
         An engine that offers ``cfour`` gets it and speaks drops; one without a
         ``UCI_Variant`` option gets our digit moves; one with variants but not
@@ -146,6 +148,17 @@ class EngineClient:
             self.set_option(name, value)
         self.ready_timeout = ready_timeout + hash_ready_seconds(options)
         self.check_refusals(self.is_ready(startup_timeout + hash_ready_seconds(options)))
+        if is_c4engine(self.id_name):
+            self._wait_for_the_search(startup_timeout)
+
+    def _wait_for_the_search(self, timeout: float) -> None:
+        """c4engine answers its first ``readyok`` on a board new to its installation at
+        once, while its search compiles in another process, and answers a timed
+        ``go`` meanwhile without it (protocol.md, ``isready``); an untimed ``go``
+        waits for the search, so one of depth 1 ends the start-up when every move
+        of a game can be searched, as a match, a review or a grade needs."""
+        self.position()
+        self.go(GoParams(depth=1), timeout)
 
     def check_refusals(self, refusals: list[str]) -> None:
         """EngineError with the first of the ``info string error`` lines :meth:`is_ready`

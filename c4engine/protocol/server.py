@@ -11,6 +11,15 @@ board's kernel alone, not 7x6's first (numba's first compilation of a kernel tak
 seconds).  The build runs on a thread of its own: a timed ``go`` read before it
 is done waits for it as long as its time allows, and is answered by the quick
 tier (:mod:`c4engine.search.quick`) if it is not done by then, never late.
+
+On a board new to the installation the build first has the kernel compiled in a
+child process (:mod:`c4engine.search.kernel_build`), and until then the engine
+does not wait for it: ``isready`` is answered at once (a match runner that hears
+no ``readyok`` for 15 s, as cutechess, kills the engine and scores the game lost,
+and a compile on a busy machine takes longer), a search option is stored for the
+build to apply, ``ucinewgame`` has no table to clear, and a timed ``go`` is
+answered by the interpreter's exact solve when it finds one in time (the child
+has a core of its own), else by the quick tier.
 ``protocol.md`` is the contract for every command handled here.
 """
 
@@ -33,6 +42,7 @@ from .options import STRENGTH_OPTIONS, OptionError, Options
 from .output import Output
 
 if TYPE_CHECKING:
+    from ..search.kernel_build import InterpretedTier
     from .backend import Backend
     from .search_job import SearchJob
 
@@ -40,6 +50,9 @@ QUICK_ANSWER_MS = 20.0  # what a quick answer keeps of a go's time, to be writte
 PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
 # applied to the searcher at once
 SEARCH_OPTIONS = ("Hash", "Threads", "Large Pages", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
+# stored for the search to take while it compiles; not a book file, which is checked
+# when set, by the search that loads it
+STORED_WHILE_COMPILING = tuple(name for name in SEARCH_OPTIONS if name != "BookFile")
 
 
 class CommandError(ValueError):
@@ -95,6 +108,10 @@ class Server:
         self._building: threading.Thread | None = None  # building the search for the board in play
         self._build_error: str | None = None  # why the last build failed
         self._tuner: subprocess.Popen[bytes] | None = None  # compiling the host's code (see _build)
+        self._tier: InterpretedTier | None = None  # the first build's kernel compiling in a child
+        self._planned = threading.Event()  # the build knows whether a child compiles its kernel
+        self._constructing = threading.Lock()  # held while the build reads the options into the search
+        self._stored: dict[str, int | bool | str | None] = {}  # search options stored while compiling: old values
         self._ready = threading.Event()  # the search machinery is imported
         self._import_error: str | None = None  # the error the search machinery's import gave
         self._job: SearchJob | None = None
@@ -164,39 +181,111 @@ class Server:
 
     def _start_building(self) -> threading.Thread:
         """The thread building the search for the board in play, started unless it runs:
-        a ``go`` that cannot wait for it leaves it running (:meth:`_ready_within`)."""
+        a ``go`` that cannot wait for it leaves it running (:meth:`_move_before_the_search`)."""
         if self._building is None:
             self._build_error = None
+            self._planned.clear()
             self._building = threading.Thread(target=self._build, name="build", daemon=True)
             self._building.start()
         return self._building
 
     def _build(self) -> None:
-        """Build the search; on the portable kernel, have the host's code compiled in
-        the background for the next starts (:mod:`c4engine.kernel.portable`)."""
+        """Build the search, after the child compiling a new board's kernel, if one does
+        (:meth:`_compile_in_a_child`); on the portable kernel, have the host's code
+        compiled in the background for the next starts (:mod:`c4engine.kernel.portable`)."""
         self._ready.wait()
         try:
-            self.backend = self._new_backend()
+            self._compile_in_a_child()
+            with self._constructing:
+                self.backend = self._backend_with_stored_options()
         except CommandError as err:
             self._build_error = str(err)
         else:
             from ..kernel.portable import tune_in_background  # loaded with the search by now
             self._tuner = tune_in_background()
+        finally:
+            self._tier = None
+            self._planned.set()
 
-    def _ready_within(self, params: GoParams) -> bool:
-        """Whether the search is built in time for a ``go`` with ``params``: at once if
-        it is built, or the ``go`` has no time limit (it waits, as before its clock
-        starts); else by the ``go``'s hard deadline less :data:`QUICK_ANSWER_MS`."""
-        if self.backend is not None or params.infinite or params.ponder:
+    def _compile_in_a_child(self) -> None:
+        """On a board new to the installation, have its whole kernel compiled in a child
+        process, say so, and wait for it: the search is then built from the caches it
+        filled.  Elsewhere (a compiled board, 7x6, no child to be had, or a failed
+        import, which the build reports) nothing to wait for."""
+        if self._import_error is None:
+            from ..search.kernel_build import InterpretedTier  # imported with the search by now
+            tier = InterpretedTier(self.variant.geometry, whole=True)
+            if tier.compiling():
+                self.out(f"info string compiling the search for the {tier.geometry} board, new to this "
+                         "installation, in another process: until it is ready a timed go is answered by "
+                         "the interpreter's exact solve or by the rules")
+                self._tier = tier
+        self._planned.set()
+        if self._tier is not None:
+            self._tier.wait_for_kernel()
+
+    def _backend_with_stored_options(self) -> Backend:
+        """The search, with the options stored while its kernel compiled
+        (:meth:`_store_while_compiling`); when it cannot be had with them (a table too
+        large), they are refused as a ``setoption`` would have been, and take back
+        their values from before."""
+        stored, self._stored = self._stored, {}
+        try:
+            return self._new_backend()
+        except CommandError as err:
+            if not stored:
+                raise
+            for name, old in stored.items():
+                self.options.store(name, old)
+            self.out.error(f"options {', '.join(stored)}, set while the search compiled, refused: {err}; "
+                           "keeping their values from before")
+            return self._new_backend()
+
+    def _compiling(self) -> bool:
+        """Whether the search is not built because the board's kernel compiles in a
+        child; starts the first build, and waits for it to know (the search
+        machinery's import, a second at most)."""
+        if self.backend is not None:
+            return False
+        self._start_building()
+        with self._uninterruptible():
+            self._planned.wait()
+        tier = self._tier
+        return tier is not None and tier.compiling()
+
+    def _store_while_compiling(self, name: str, value: int | bool | str | None) -> bool:
+        """Store the search option ``name`` for the build to apply, if the search waits
+        for its kernel's compile (:meth:`_compiling`), keeping its old value should
+        the build refuse it; whether it was."""
+        with self._constructing:
+            if not self._compiling():
+                return False
+            self._stored.setdefault(name, self.options[name])
+            self.options.store(name, value)
             return True
+
+    def _move_before_the_search(self, params: GoParams) -> tuple[int, str] | None:
+        """For a timed ``go`` read before the search is built, the move it is answered
+        with, and how it was found, when the search is not built by the ``go``'s
+        hard deadline less :data:`QUICK_ANSWER_MS`: the interpreter's, should it
+        solve the position in time while the kernel compiles in a child, else the
+        quick tier's.  None when the search is built in time, or the ``go`` has no
+        time limit (it waits, as before its clock starts)."""
+        if self.backend is not None or params.infinite or params.ponder:
+            return None
         budget = go_budget(self.position, params, float(self.options.number("Move Overhead")))
         if budget is None:
-            return True
+            return None
+        deadline = self.read_at + (budget.hard_ms - QUICK_ANSWER_MS) / 1000.0
         building = self._start_building()
-        wait_s = (budget.hard_ms - QUICK_ANSWER_MS) / 1000.0 - (time.perf_counter() - self.read_at)
         with self._uninterruptible():
-            building.join(max(0.0, wait_s))
-        return not building.is_alive()
+            self._planned.wait(max(0.0, deadline - time.perf_counter()))
+            tier = self._tier
+            solved = tier.best_move(self.position, deadline - time.perf_counter()) if tier is not None else None
+            if solved is not None:
+                return solved[0], f"a move the interpreter solved (score {solved[1]})"
+            building.join(max(0.0, deadline - time.perf_counter()))
+        return (quick_move(self.position), "a quick move by the rules") if building.is_alive() else None
 
     def _new_backend(self) -> Backend:
         """The search for the board in play."""
@@ -279,6 +368,9 @@ class Server:
         self.out("uciok")
 
     def cmd_isready(self, args: list[str]) -> None:
+        if self._compiling():
+            self.out("readyok")
+            return
         try:
             self.backend_ready()
         except CommandError as err:  # readyok all the same: the engine still answers
@@ -308,6 +400,8 @@ class Server:
             self.set_variant(str(value))
         elif spec.name == "VariantPath":
             self.options.variants = variants
+        if spec.name in STORED_WHILE_COMPILING and self._store_while_compiling(spec.name, value):
+            return
         backend = self.backend_ready() if spec.name in SEARCH_OPTIONS else None
         old = self.options[spec.name]
         self.options.store(spec.name, value)
@@ -352,7 +446,8 @@ class Server:
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
         self.finish_search(stop=True)
-        self.backend_ready().apply("Clear Hash")
+        if not self._compiling():  # else the search, once built, starts with an empty table
+            self.backend_ready().apply("Clear Hash")
 
     def cmd_position(self, args: list[str]) -> None:
         base, position = parse_position(args, self.variant.geometry)
@@ -363,8 +458,9 @@ class Server:
         params = GoParams.parse(args)
         self.finish_search(stop=True)
         waited = self.backend is None
-        if not self.position.is_over() and not self._ready_within(params):
-            self._quick_answer()
+        early = None if self.position.is_over() else self._move_before_the_search(params)
+        if early is not None:
+            self._early_answer(*early)
             return
         try:
             backend = self.backend_ready()
@@ -381,12 +477,11 @@ class Server:
             self._job.stop()
         self._job.thread.start()
 
-    def _quick_answer(self) -> None:
-        """A timed ``go`` the search would answer too late, still being built: the quick
-        tier's move (:mod:`c4engine.search.quick`), said so."""
-        move = format_move(quick_move(self.position), self.position, self.drops)
-        self.out("info string the search is not ready yet: a quick move by the rules")
-        self.out(f"bestmove {move}")
+    def _early_answer(self, column: int, how: str) -> None:
+        """A timed ``go`` the search would answer too late, still being built: the
+        move found without it (:meth:`_move_before_the_search`), said so."""
+        self.out(f"info string the search is not ready yet: {how}")
+        self.out(f"bestmove {format_move(column, self.position, self.drops)}")
 
     def _no_search(self, why: str) -> None:
         """A ``go`` that cannot search: the reason, and its one ``bestmove`` all the same."""

@@ -106,13 +106,30 @@ class InterpretedTier:
         :data:`INTERPRETED_SECONDS`."""
         return self._solve(pos, weak, time.monotonic() + INTERPRETED_SECONDS)
 
-    def solve_moves(self, pos: Board, weak: bool) -> tuple[list[int], int] | None:
+    def solve_moves(self, pos: Board, weak: bool,
+                    seconds: float = INTERPRETED_SECONDS) -> tuple[list[int], int] | None:
         """Every column's exact score, as :meth:`~.searcher.Searcher.solve_moves` gives
         them (:data:`~.thread.NO_MOVE_SCORE` for a full one), and the nodes;
         None when the kernel is ready first, or the columns together need more
-        than :data:`INTERPRETED_SECONDS`."""
-        deadline = time.monotonic() + INTERPRETED_SECONDS
+        than ``seconds``."""
+        deadline = time.monotonic() + seconds
         return column_scores(pos, weak, lambda child: self._solve(child, weak, deadline))
+
+    def best_move(self, pos: Board, seconds: float) -> tuple[int, int] | None:
+        """The column of ``pos`` with the best exact score, the most central among
+        equals, and that score; None as :meth:`solve_moves` within ``seconds``.
+        ``pos`` must have a legal move."""
+        solved = self.solve_moves(pos, weak=False, seconds=seconds)
+        if solved is None:
+            return None
+        scores, width = solved[0], pos.geometry.width
+        column = max(range(width), key=lambda col: (scores[col], -abs(2 * col - width + 1)))
+        return column, scores[column]
+
+    def compiling(self) -> bool:
+        """Whether a child compiles the kernel now; the first call starts it, unless
+        the kernel is compiled or no child can be had."""
+        return self._running_build() is not None
 
     def _solve(self, pos: Board, weak: bool, deadline: float) -> tuple[int, int] | None:
         build = self._running_build()
