@@ -141,6 +141,30 @@ def test_a_timed_go_the_interpreter_cannot_solve_in_time_gets_the_rules_move(
     assert time.perf_counter() - sent < 0.1 + 0.5  # within its time, give or take a busy machine
 
 
+def test_an_untimed_go_waits_for_the_search_without_holding_the_commands_up(
+        compiling: subprocess.Popen[bytes]) -> None:
+    """``go infinite`` while compiling: ``isready`` and ``stop`` are carried out at once
+    (a page stopping its analysis), the ``stop`` answered by the rules, as is a
+    ``go depth`` that the next ``go`` stops; an ``infinite`` started meanwhile
+    searches once the search is built, until ``stop``."""
+    engine = Engine()
+    engine.send("isready")
+    engine.send("position startpos moves 112233")
+    assert engine.send("go infinite") == [] and engine.send("isready") == ["readyok"]
+    engine.send("stop")
+    engine.server.finish_search(stop=False)
+    assert engine.lines() == [QUICK_NOTE, "bestmove 4"]  # the win
+    engine.send("position startpos moves 11223")
+    assert engine.send("go depth 4") == []
+    assert engine.send("go infinite") == [QUICK_NOTE, "bestmove 4"]  # the depth go stopped first: the block
+    end_the_compile(engine, compiling)
+    time.sleep(0.3)
+    searched = engine.send("stop")
+    engine.server.finish_search(stop=True)
+    searched += engine.lines()
+    assert any(line.startswith("info depth") for line in searched) and searched[-1].startswith("bestmove 4")
+
+
 def test_search_options_set_meanwhile_are_stored_and_taken_by_the_search(
         compiling: subprocess.Popen[bytes]) -> None:
     engine = Engine()

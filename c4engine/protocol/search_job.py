@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 from ..rules.board import Board
 from ..rules.notation import format_move
@@ -17,6 +18,19 @@ from ..search.pool import StopSignal, deadline_timer
 from .backend import Backend, bestmove_line
 from .go_params import GoParams
 from .output import Output
+
+BUILD_POLL_S = 0.05  # how often a waiting go looks whether the search is built
+
+
+def ends_by_itself(params: GoParams, position: Board, pondering: bool) -> bool:
+    """Whether a limit will end a ``go`` with ``params`` on ``position`` without
+    ``stop``: a depth, a node count, a movetime, or a clock that runs (not while
+    pondering)."""
+    if params.infinite or pondering:
+        return False
+    if params.depth is not None or params.nodes is not None or params.movetime is not None:
+        return True
+    return params.clock(position.side_to_move == 0)[0] is not None
 
 
 class SearchJob:
@@ -50,14 +64,7 @@ class SearchJob:
         self.release.set()
 
     def bounded(self) -> bool:
-        """Whether a limit will end the search without ``stop``: a depth, a node count,
-        a movetime, or a clock that runs (not while pondering)."""
-        params = self.params
-        if params.infinite or self.pondering:
-            return False
-        if params.depth is not None or params.nodes is not None or params.movetime is not None:
-            return True
-        return params.clock(self.position.side_to_move == 0)[0] is not None
+        return ends_by_itself(self.params, self.position, self.pondering)
 
     def ponderhit(self) -> None:
         """The opponent played the move we pondered on: now the clock runs."""
@@ -97,3 +104,58 @@ class SearchJob:
         if not moves:
             return "bestmove (none)"
         return f"bestmove {format_move(moves[len(moves) // 2], self.position, self.drops)}"
+
+
+class WaitingJob:
+    """A ``go`` without a time limit read while the search is built in the background
+    (a new board's kernel compiling in another process, protocol.md ``isready``).
+
+    It waits for the build on a thread of its own, so that ``stop``, ``position``
+    and the other commands are carried out meanwhile (a page that stops its
+    analysis must get its ``bestmove`` at once), then starts the search as
+    :class:`SearchJob`.  A ``stop``, a ``ponderhit`` (its clock would run before
+    the search could) or ``quit`` before the build is done is answered at once
+    with the move ``answer_now`` writes."""
+
+    def __init__(self, build: threading.Thread, begin: Callable[[], SearchJob | None],
+                 answer_now: Callable[[], None], params: GoParams, position: Board) -> None:
+        self.params = params
+        self.position = position
+        self.pondering = params.ponder
+        self._build = build
+        self._begin = begin
+        self._answer_now = answer_now
+        self._given_up = threading.Event()
+        self._lock = threading.Lock()  # the search starts, or the answer is given, once
+        self._search: SearchJob | None = None
+        self.thread = threading.Thread(target=self._run, name="waiting-search", daemon=True)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.pondering = False
+            self._given_up.set()
+            if self._search is not None:
+                self._search.stop()
+
+    def ponderhit(self) -> None:
+        with self._lock:
+            if self._search is not None:
+                self.pondering = False
+                self._search.ponderhit()
+                return
+        self.stop()
+
+    def bounded(self) -> bool:
+        return ends_by_itself(self.params, self.position, self.pondering)
+
+    def _run(self) -> None:
+        while self._build.is_alive() and not self._given_up.wait(BUILD_POLL_S):
+            pass
+        with self._lock:
+            if not self._given_up.is_set():
+                self._search = self._begin()
+        if self._search is None:
+            self._answer_now()
+            return
+        self._search.thread.start()
+        self._search.thread.join()

@@ -44,7 +44,7 @@ from .output import Output
 if TYPE_CHECKING:
     from ..search.kernel_build import InterpretedTier
     from .backend import Backend
-    from .search_job import SearchJob
+    from .search_job import SearchJob, WaitingJob
 
 QUICK_ANSWER_MS = 20.0  # what a quick answer keeps of a go's time, to be written and read
 PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
@@ -114,7 +114,7 @@ class Server:
         self._stored: dict[str, int | bool | str | None] = {}  # search options stored while compiling: old values
         self._ready = threading.Event()  # the search machinery is imported
         self._import_error: str | None = None  # the error the search machinery's import gave
-        self._job: SearchJob | None = None
+        self._job: SearchJob | WaitingJob | None = None
         self.quitting = threading.Event()
         self.busy = False  # a command that nothing interrupts runs (see _uninterruptible)
         self.stops_read = 0  # ``stop`` lines the reading thread has read ...
@@ -460,7 +460,10 @@ class Server:
         waited = self.backend is None
         early = None if self.position.is_over() else self._move_before_the_search(params)
         if early is not None:
-            self._early_answer(*early)
+            self._early_answer(self.position, *early)
+            return
+        if not self.position.is_over() and self._compiling():
+            self._wait_for_the_search(params)
             return
         try:
             backend = self.backend_ready()
@@ -477,11 +480,28 @@ class Server:
             self._job.stop()
         self._job.thread.start()
 
-    def _early_answer(self, column: int, how: str) -> None:
-        """A timed ``go`` the search would answer too late, still being built: the
-        move found without it (:meth:`_move_before_the_search`), said so."""
+    def _early_answer(self, position: Board, column: int, how: str) -> None:
+        """A ``go`` the search would answer too late, still being built: the move found
+        without it (:meth:`_move_before_the_search`), said so."""
         self.out(f"info string the search is not ready yet: {how}")
-        self.out(f"bestmove {format_move(column, self.position, self.drops)}")
+        self.out(f"bestmove {format_move(column, position, self.drops)}")
+
+    def _wait_for_the_search(self, params: GoParams) -> None:
+        """A ``go`` without a time limit while the kernel compiles in a child: a job
+        that waits for the build without holding the commands up, then searches
+        (:class:`~.search_job.WaitingJob`)."""
+        from .search_job import SearchJob, WaitingJob  # the search is imported by now (_compiling)
+        position, read_at, drops, debug = self.position, self.read_at, self.drops, self.debug
+
+        def begin() -> SearchJob | None:
+            backend = self.backend
+            return None if backend is None else SearchJob(self.out, backend, position, params, read_at, drops, debug)
+        self._job = WaitingJob(self._start_building(), begin,
+                               lambda: self._early_answer(position, quick_move(position), "a quick move by the rules"),
+                               params, position)
+        if self.quitting.is_set():
+            self._job.stop()
+        self._job.thread.start()
 
     def _no_search(self, why: str) -> None:
         """A ``go`` that cannot search: the reason, and its one ``bestmove`` all the same."""
