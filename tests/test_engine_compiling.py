@@ -111,9 +111,10 @@ def test_readyok_comes_at_once_and_the_search_once_the_child_has_ended(
     assert end_the_compile(engine, compiling)[0].startswith("info string evaluation ntuple: ")  # its set-up
     assert engine.send("isready") == ["readyok"] and engine.server.backend is not None
     engine.send("position startpos moves 11223")
-    engine.send("go depth 4")
+    searched = engine.send("go depth 4")
     engine.server.finish_search(stop=False)
-    assert engine.lines()[-1].startswith("bestmove 4")  # the block, found by the search
+    searched += engine.lines()
+    assert searched[-1].startswith("bestmove 4") and searched[0].startswith("info depth 1 ")  # the block, searched
 
 
 def test_a_timed_go_gets_the_interpreters_move_when_it_solves_in_time(
@@ -151,15 +152,15 @@ def test_an_untimed_go_waits_for_the_search_without_holding_the_commands_up(
     engine.send("isready")
     engine.send("position startpos moves 112233")
     assert engine.send("go infinite") == [] and engine.send("isready") == ["readyok"]
-    engine.send("stop")
+    stopped = engine.send("stop")
     engine.server.finish_search(stop=False)
-    assert engine.lines() == [QUICK_NOTE, "bestmove 4"]  # the win
+    assert stopped + engine.lines() == [QUICK_NOTE, "bestmove 4"]  # the win
     engine.send("position startpos moves 11223")
     assert engine.send("go depth 4") == []
     assert engine.send("go infinite") == [QUICK_NOTE, "bestmove 4"]  # the depth go stopped first: the block
-    end_the_compile(engine, compiling)
+    searched = end_the_compile(engine, compiling)
     time.sleep(0.3)
-    searched = engine.send("stop")
+    searched += engine.send("stop")
     engine.server.finish_search(stop=True)
     searched += engine.lines()
     assert any(line.startswith("info depth") for line in searched) and searched[-1].startswith("bestmove 4")
