@@ -13,6 +13,8 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -27,6 +29,17 @@ pytest_plugins = ["ray_cluster"]  # the Ray head fixtures of the cluster tests
 
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPOSITORY), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def standard_kernel_compiled() -> None:
+    """7x6's kernel compiled before the first test, as a wheel ships it: an engine
+    that finds it uncompiled (a fresh checkout's first start) compiles it in another
+    process and answers meanwhile without its search (protocol.md, ``isready``),
+    which the tests of searches are not about.  The tests of that start give the
+    engine empty caches of their own."""
+    subprocess.run([sys.executable, "-m", "c4engine", "warm-up", "--board", "7x6"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=TEST_SECONDS)
 
 
 @pytest.hookimpl(wrapper=True)

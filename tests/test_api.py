@@ -594,7 +594,7 @@ def test_a_new_boards_solve_and_analyse_are_answered_while_its_kernel_compiles(
     from c4engine import api
     from c4engine.search import kernel_build
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child if whole else None)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: child if whole else None)
     monkeypatch.setattr(api, "_boards", OrderedDict())
 
     def no_searcher(geometry: Geometry) -> None:

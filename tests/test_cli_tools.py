@@ -157,7 +157,7 @@ def test_the_interpreted_tier_answers_only_while_the_kernel_compiles(monkeypatch
     once that child has ended: the kernel then answers."""
     from c4engine.search import kernel_build
     build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: build)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: build)
     board = Geometry(8, 8)
     session = cli_module._KernelOnDemand(board, lambda: pytest.fail("the kernel was made"))
     try:

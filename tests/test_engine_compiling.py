@@ -62,7 +62,7 @@ class Engine:
 def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]:
     """The stand-in child, given to the first build of every engine made meanwhile."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: child)
     yield child
     child.kill()
     child.wait()
@@ -243,3 +243,24 @@ def test_the_client_starts_a_c4engine_on_a_new_board_when_it_can_search(
         assert result.info.get("depth", 0) >= 1, result
     finally:
         client.quit()
+
+
+@pytest.mark.slow
+def test_a_checkouts_first_start_on_7x6_is_ready_at_once(tmp_path: Path) -> None:
+    """7x6 with no shipped kernel (this checkout) and empty caches, as where the
+    wheel's kernel does not fit: its kernel compiles in a child too, and
+    ``readyok`` does not wait (cutechess would kill an engine silent for 15 s)."""
+    env = dict(os.environ, C4ENGINE_KERNEL_CACHE=str(tmp_path / "kernels"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    proc = EngineProcess(env=env)
+    try:
+        proc.send("uci")
+        proc.read_until("uciok")
+        sent = proc.send("isready")
+        lines = proc.read_until("readyok", 120.0)
+        print(f"\nempty caches, 7x6: readyok {time.perf_counter() - sent:.2f} s after isready")
+        assert lines == [COMPILING_NOTE, "readyok"]
+        proc.send("position startpos moves 4444")
+        proc.send("go depth 3")
+        assert proc.read_until("bestmove", 300.0)[-1].startswith("bestmove 4")
+    finally:
+        proc.close()

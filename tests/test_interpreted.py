@@ -100,7 +100,7 @@ def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[byte
     """A stand-in for the child compiling a kernel: it runs until the test ends, and
     every tier made meanwhile is given it."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: child)
     yield child
     child.kill()
     child.wait()
@@ -149,12 +149,12 @@ def test_the_tier_gives_way_to_a_kernel_compiled_or_just_ready(monkeypatch: pyte
     """No child (the kernel is compiled): the tier answers nothing and starts nothing; a
     child that has ended: nothing either, and waiting for the kernel returns."""
     pos = parse_digits("44445555", Geometry(8, 8))
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: None)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: None)
     compiled = InterpretedTier(Geometry(8, 8))
     assert compiled.solve(pos, False) is None and compiled.solve_moves(pos, False) is None
     assert not compiled.started
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: ended)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: ended)
     tier = InterpretedTier(Geometry(8, 8))
     tier.wait_for_kernel()  # nothing started yet: returns at once
     ended.wait()
@@ -175,7 +175,7 @@ def test_the_tier_leaves_a_position_it_has_not_solved_in_its_time_to_the_kernel(
 
 def test_waiting_for_the_kernel_waits_for_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
-    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole: child)
+    monkeypatch.setattr(kernel_build, "start_kernel_build", lambda geometry, whole, standard=False: child)
     tier = InterpretedTier(Geometry(8, 8))
     assert tier.solve(parse_digits("44445555", Geometry(8, 8)), False) == (27, 3)
     tier.wait_for_kernel()

@@ -214,7 +214,7 @@ class Server:
         import, which the build reports) nothing to wait for."""
         if self._import_error is None:
             from ..search.kernel_build import InterpretedTier  # imported with the search by now
-            tier = InterpretedTier(self.variant.geometry, whole=True)
+            tier = InterpretedTier(self.variant.geometry, whole=True, standard=True)
             if tier.compiling():
                 self.out(f"info string compiling the search for the {tier.geometry} board, new to this "
                          "installation, in another process: until it is ready a timed go is answered by "

@@ -33,20 +33,23 @@ WHOLE_KERNEL = "whole"  # the child's second argument when it compiles the whole
 INTERPRETED_SECONDS = 1.0
 
 
-def start_kernel_build(geometry: Geometry, whole: bool = False) -> subprocess.Popen[bytes] | None:
+def start_kernel_build(geometry: Geometry, whole: bool = False,
+                       standard: bool = False) -> subprocess.Popen[bytes] | None:
     """Start compiling ``geometry``'s exact-solve kernel (``whole``: its whole kernel)
     in a child process; None when it is compiled already, or on 7x6, whose kernel
-    every wheel ships compiled (:mod:`c4engine.kernel.portable`): a checkout
-    compiles it in-process, as before the tier; None too when no child can be
-    started (an embedded interpreter, a frozen application, a system out of
-    processes), and the caller compiles in-process."""
-    return _launch(geometry, whole) if _needs_compiling(geometry, whole) else None
+    every wheel ships compiled (:mod:`c4engine.kernel.portable`): a checkout, or an
+    install whose numba is not the wheel's, compiles it in-process, as before the
+    tier, unless ``standard`` asks for 7x6's too (the engine's, whose ``readyok``
+    must not wait); None too when no child can be started (an embedded
+    interpreter, a frozen application, a system out of processes), and the
+    caller compiles in-process."""
+    return _launch(geometry, whole) if _needs_compiling(geometry, whole, standard) else None
 
 
-def _needs_compiling(geometry: Geometry, whole: bool) -> bool:
+def _needs_compiling(geometry: Geometry, whole: bool, standard: bool = False) -> bool:
     """Whether ``geometry``'s kernel (``whole``: its whole kernel) is for a child to
-    compile: not compiled yet, and not 7x6's, which the caller compiles itself."""
-    return geometry != STANDARD and not is_compiled(geometry, full=whole)
+    compile: not compiled yet, and not 7x6's unless ``standard``."""
+    return (standard or geometry != STANDARD) and not is_compiled(geometry, full=whole)
 
 
 def _launch(geometry: Geometry, whole: bool) -> subprocess.Popen[bytes] | None:
@@ -86,11 +89,14 @@ class InterpretedTier:
     that child runs, solves by the interpreter, giving up once it has ended or
     after :data:`INTERPRETED_SECONDS`.
     A caller asks this first, and its searcher when it says None, after
-    :meth:`wait_for_kernel` (docs/design.md, "The interpreted tier")."""
+    :meth:`wait_for_kernel` (docs/design.md, "The interpreted tier").
+    ``standard``: 7x6's kernel too is for a child to compile
+    (:func:`start_kernel_build`)."""
 
-    def __init__(self, geometry: Geometry, whole: bool = False) -> None:
+    def __init__(self, geometry: Geometry, whole: bool = False, standard: bool = False) -> None:
         self.geometry = geometry
         self.whole = whole
+        self.standard = standard
         self._build: subprocess.Popen[bytes] | None = None
         self._build_checked = False
 
@@ -151,7 +157,7 @@ class InterpretedTier:
         """The child compiling the kernel, while it runs; started at the first call."""
         if not self._build_checked:
             self._build_checked = True
-            self._build = start_kernel_build(self.geometry, self.whole)
+            self._build = start_kernel_build(self.geometry, self.whole, self.standard)
         if self._build is not None and self._build.poll() is None:
             return self._build
         return None
