@@ -98,6 +98,12 @@ class Geometry:
         """Every playable cell."""
         return self.bottom_mask * ((1 << self.height) - 1)
 
+    def off_centre(self, col: int) -> int:
+        """How far column ``col`` is from the board's centre, in half columns (an
+        integer on boards of even width too): what "the most central" means for
+        the moves chosen without the kernel."""
+        return abs(2 * col - self.width + 1)
+
     @property
     def is_standard(self) -> bool:
         """The 7x6 four-in-a-row game, the only one the shipped opening book covers."""

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .search_job import SearchJob, WaitingJob
 
 QUICK_ANSWER_MS = 20.0  # what a quick answer keeps of a go's time, to be written and read
+QUICK_MOVE = "a quick move by the rules"  # how a quick tier's move was found, as a go's answer says
 PERFT_LEAF_BOUND = 7 ** 10  # move sequences perft may have to count: 7x6's cap, 10 plies
 # applied to the searcher at once
 SEARCH_OPTIONS = ("Hash", "Threads", "Large Pages", "Clear Hash", "Evaluation", "OwnBook", "BookFile", *STRENGTH_OPTIONS)
@@ -285,7 +286,7 @@ class Server:
             if solved is not None:
                 return solved[0], f"a move the interpreter solved (score {solved[1]})"
             building.join(max(0.0, deadline - time.perf_counter()))
-        return (quick_move(self.position), "a quick move by the rules") if building.is_alive() else None
+        return (quick_move(self.position), QUICK_MOVE) if building.is_alive() else None
 
     def _new_backend(self) -> Backend:
         """The search for the board in play."""
@@ -497,7 +498,7 @@ class Server:
             backend = self.backend
             return None if backend is None else SearchJob(self.out, backend, position, params, read_at, drops, debug)
         self._job = WaitingJob(self._start_building(), begin,
-                               lambda: self._early_answer(position, quick_move(position), "a quick move by the rules"),
+                               lambda: self._early_answer(position, quick_move(position), QUICK_MOVE),
                                params, position)
         if self.quitting.is_set():
             self._job.stop()

@@ -40,7 +40,7 @@ class InterpretedSolve:
         g = pos.geometry
         self.shape = (g.board_mask, g.width, g.height, g.connect)
         self.bottom, self.cells = g.bottom_mask, g.cells
-        centre_first = sorted(range(g.width), key=lambda col: abs(2 * col - g.width + 1))
+        centre_first = sorted(range(g.width), key=g.off_centre)
         self.columns = [column_cells(col, g.height) for col in centre_first]
         self.upper_bounds: dict[int, int] = {}
         self.keep_going, self.nodes = keep_going, 0

@@ -128,8 +128,8 @@ class InterpretedTier:
         solved = self.solve_moves(pos, weak=False, seconds=seconds)
         if solved is None:
             return None
-        scores, width = solved[0], pos.geometry.width
-        column = max(range(width), key=lambda col: (scores[col], -abs(2 * col - width + 1)))
+        scores, geometry = solved[0], pos.geometry
+        column = max(range(geometry.width), key=lambda col: (scores[col], -geometry.off_centre(col)))
         return column, scores[column]
 
     def compiling(self) -> bool:

@@ -19,5 +19,4 @@ def quick_move(pos: Board) -> int:
     if winning:
         return winning[0]
     safe = [col for col in moves if not pos.play(col).can_win_now()]
-    centre = (pos.geometry.width - 1) / 2
-    return min(safe or moves, key=lambda col: abs(col - centre))
+    return min(safe or moves, key=pos.geometry.off_centre)
